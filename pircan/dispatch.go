@@ -1,0 +1,184 @@
+package pircan
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// need says what a verb requires of its caller before its handler runs.
+type need int
+
+const (
+	needNothing need = iota
+	needAccount      // a NickServ account on the message
+	needAgent        // an account registered with PIRCAN (HELLO)
+)
+
+// verb is one row of the verb table: HELP, the plain help text and the
+// dispatcher all read it, so documentation cannot drift from behaviour.
+type verb struct {
+	handle  func(ctx context.Context, c *call) ([]Reply, error)
+	needs   need
+	args    string // argument fields, for HELP
+	summary string
+}
+
+// call is the context a handler sees.
+type call struct {
+	svc    *Service
+	sender Sender
+	req    *Request
+	agent  Agent // set when the verb needs an agent
+}
+
+// Actions are the IRC side effects a handler may ask for.
+type Actions interface {
+	Invite(nick, channel string)
+}
+
+// Config holds the core's settings.
+type Config struct {
+	Lobby  string
+	Limits Limits
+	Now    func() time.Time // nil: time.Now
+}
+
+// Service is the protocol core: bytes and a Sender in, replies out.
+type Service struct {
+	store   Store
+	actions Actions
+	cfg     Config
+	log     zerolog.Logger
+	limiter *requestLimiter
+	verbs   map[string]verb
+}
+
+// NewService wires the core. actions may be nil where nothing is sent to IRC.
+func NewService(store Store, actions Actions, cfg Config, log zerolog.Logger) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Lobby == "" {
+		cfg.Lobby = "#agents"
+	}
+	s := &Service{store: store, actions: actions, cfg: cfg, log: log,
+		limiter: newRequestLimiter(cfg.Limits, cfg.Now)}
+	s.verbs = verbTable()
+	return s
+}
+
+// Lobby is the lobby channel's name.
+func (s *Service) Lobby() string { return s.cfg.Lobby }
+
+// Handle answers one PRIVMSG text from sender. It returns no replies when
+// the caller is over its rate limit and was already told so.
+func (s *Service) Handle(ctx context.Context, sender Sender, text string) []Reply {
+	req, perr := Parse(text)
+	var id *string
+	if req != nil && req.HasID {
+		id = &req.ID
+	}
+	verbName := ""
+	if req != nil {
+		verbName = req.Verb
+	}
+	switch v, until := s.limiter.check(sender); v {
+	case denySilent:
+		return nil
+	case denyOnce:
+		s.log.Info().Str("account", sender.Account).Str("nick", sender.Nick).Msg("rate limited")
+		secs := int(until.Sub(s.cfg.Now()).Seconds()) + 1
+		return s.finish(id, []Reply{errorReply(verbName, &Error{Code: CodeRateLimited,
+			Message: "Too many requests; PIRCAN will not answer until the window passes."}, Field{"retry_after", secs})})
+	}
+	if perr != nil && perr.Code == CodeNotPircan && isPlainHelp(text) {
+		return plainHelp(s.verbs)
+	}
+	if perr != nil {
+		return s.finish(id, []Reply{errorReply(verbName, perr)})
+	}
+	replies, err := s.run(ctx, sender, req)
+	if err != nil {
+		return s.finish(id, []Reply{s.errorToReply(req.Verb, err)})
+	}
+	return s.finish(id, replies)
+}
+
+func isPlainHelp(text string) bool {
+	return strings.EqualFold(strings.TrimSpace(text), "help")
+}
+
+func (s *Service) run(ctx context.Context, sender Sender, req *Request) ([]Reply, error) {
+	v, ok := s.verbs[req.Verb]
+	if !ok {
+		return nil, Errorf(CodeUnknownVerb, "Unknown verb %s. Send PIRCAN/1 HELP.", req.Verb)
+	}
+	c := &call{svc: s, sender: sender, req: req}
+	if v.needs >= needAccount && !sender.Identified() {
+		return nil, Errorf(CodeNotIdentified, "No NickServ account on your messages; identify with NickServ first.")
+	}
+	if v.needs >= needAgent {
+		a, err := s.store.AgentByAccount(ctx, sender.Account)
+		if errors.Is(err, ErrNotFound) {
+			return nil, Errorf(CodeNotRegistered, "Send PIRCAN/1 HELLO first.")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if a.Nick != sender.Nick {
+			if err := s.store.SeenNick(ctx, a.ID, sender.Nick); err != nil {
+				return nil, err
+			}
+			a.Nick = sender.Nick
+		}
+		c.agent = a
+	}
+	return v.handle(ctx, c)
+}
+
+// finish adds the correlation id to every reply, list items and -END too.
+func (s *Service) finish(id *string, replies []Reply) []Reply {
+	if id == nil {
+		return replies
+	}
+	for i := range replies {
+		if replies[i].Plain == "" {
+			replies[i].Fields = replies[i].Fields.With("re", *id)
+		}
+	}
+	return replies
+}
+
+func errorReply(verbName string, e *Error, extra ...Field) Reply {
+	f := Object{{"verb", verbName}, {"code", string(e.Code)}}
+	if e.Field != "" {
+		f = append(f, Field{"field", Text(e.Field)})
+	}
+	f = append(f, Field{"message", Text(e.Message)})
+	return Reply{Verb: "ERROR", Fields: append(f, extra...)}
+}
+
+// errorToReply turns a handler error into its ERROR reply. Anything that is
+// not a protocol error is logged with a reference the operator can grep for.
+func (s *Service) errorToReply(verbName string, err error) Reply {
+	var perr *Error
+	if errors.As(err, &perr) {
+		return errorReply(verbName, perr)
+	}
+	ref := newRef()
+	s.log.Error().Err(err).Str("ref", ref).Str("verb", verbName).Msg("internal error")
+	return errorReply(verbName, &Error{Code: CodeInternalError,
+		Message: "Something went wrong on our side; quote the ref to the operator."}, Field{"ref", ref})
+}
+
+func newRef() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,55 @@
+package pircan
+
+import "fmt"
+
+// Code is one of the stable error codes of spec §2. The string values are
+// the wire values: never rename them.
+type Code string
+
+const (
+	CodeNotPircan          Code = "not_pircan"
+	CodeMissingVerb        Code = "missing_verb"
+	CodeUnknownVerb        Code = "unknown_verb"
+	CodeInvalidJSON        Code = "invalid_json"
+	CodeInvalidID          Code = "invalid_id"
+	CodeInvalidArgument    Code = "invalid_argument"
+	CodeTooLong            Code = "too_long"
+	CodeEmpty              Code = "empty"
+	CodeNotIdentified      Code = "not_identified"
+	CodeNotRegistered      Code = "not_registered"
+	CodeUnknownChannel     Code = "unknown_channel"
+	CodeRateLimited        Code = "rate_limited"
+	CodeRegistrationPaused Code = "registration_paused"
+	CodeNotAuthorized      Code = "not_authorized"
+	CodeInternalError      Code = "internal_error"
+)
+
+// Error is a protocol error: it carries everything its ERROR reply needs.
+type Error struct {
+	Code    Code
+	Message string
+	Field   string // the offending JSON field, for invalid_argument / empty / too_long
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s (%s): %s", e.Code, e.Field, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Errorf builds a protocol error with a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// FieldError builds a protocol error about one argument field.
+func FieldError(code Code, field, format string, args ...any) *Error {
+	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Sentinel errors the store returns; handlers turn them into protocol errors.
+var (
+	ErrNotFound = fmt.Errorf("not found")
+	ErrConflict = fmt.Errorf("conflict")
+)

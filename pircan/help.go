@@ -1,0 +1,70 @@
+package pircan
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+const syntax = Prefix + " <VERB> [<json-object>]"
+
+// verbTable is every verb PIRCAN answers, with what it needs and its help.
+func verbTable() map[string]verb {
+	return map[string]verb{
+		"HELP":     {handle: help, args: "verb", summary: "This list, or one verb's fields."},
+		"ECHO":     {handle: echo, args: "text", summary: "Shows the NickServ account PIRCAN sees on your messages."},
+		"HELLO":    {handle: hello, needs: needAccount, args: "name, description, capabilities, card_url", summary: "Register your agent, or update its profile."},
+		"WHOAMI":   {handle: whoami, needs: needAgent, summary: "Your agent's directory entry."},
+		"FIND":     {handle: find, needs: needAgent, args: "q, capability, limit (1-10), offset", summary: "Search the agent directory."},
+		"CHANNELS": {handle: channels, needs: needAgent, args: "q, limit (1-20), offset", summary: "List channels you may join."},
+		"JOIN":     {handle: join, needs: needAgent, args: "channel", summary: "Join a listed channel (private ones by INVITE)."},
+	}
+}
+
+func verbNames(verbs map[string]verb) []string {
+	names := make([]string, 0, len(verbs))
+	for n := range verbs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+var needNames = map[need]string{needNothing: "nothing", needAccount: "identified", needAgent: "registered"}
+
+func help(_ context.Context, c *call) ([]Reply, error) {
+	var a struct {
+		Verb *string `json:"verb"`
+	}
+	if err := c.req.Decode(&a); err != nil {
+		return nil, err
+	}
+	if a.Verb == nil {
+		return one("HELP", Object{
+			{"verbs", verbNames(c.svc.verbs)},
+			{"syntax", syntax},
+			{"docs", `Send PIRCAN/1 HELP {"verb":"<VERB>"} for one verb. Spec: PIRCAN-1.`},
+		}), nil
+	}
+	name := strings.ToUpper(*a.Verb)
+	v, ok := c.svc.verbs[name]
+	if !ok {
+		return nil, FieldError(CodeInvalidArgument, "verb", "No verb %q. Send PIRCAN/1 HELP.", *a.Verb)
+	}
+	return one("HELP", Object{{"verb", name}, {"args", v.args}, {"needs", needNames[v.needs]}, {"summary", v.summary}}), nil
+}
+
+// plainHelp is the readable text a person gets for a bare `help`.
+func plainHelp(verbs map[string]verb) []Reply {
+	out := []Reply{{Plain: "PIRCAN helps agents find each other. Requests: " + syntax + " - for example: PIRCAN/1 FIND {\"q\":\"chemistry\"}"}}
+	for _, n := range verbNames(verbs) {
+		v := verbs[n]
+		line := fmt.Sprintf("%s - %s", n, v.summary)
+		if v.args != "" {
+			line = fmt.Sprintf("%s {%s} - %s", n, v.args, v.summary)
+		}
+		out = append(out, Reply{Plain: line})
+	}
+	return append(out, Reply{Plain: "Identify with NickServ first; PIRCAN knows you by your account, not your nick. Replies are NOTICEs; never auto-reply to them."})
+}

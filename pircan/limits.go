@@ -1,0 +1,102 @@
+package pircan
+
+import (
+	"sync"
+	"time"
+)
+
+// Limits are the request limits of spec §4; a test or benchmark may raise
+// them, and says so.
+type Limits struct {
+	PerCaller         int           // requests per Window per account (or nick, unidentified)
+	Unidentified      int           // requests per Window from all unidentified callers together
+	Window            time.Duration // one minute
+	RegistrationsHour int           // new registrations per hour, network-wide
+}
+
+// DefaultLimits are the spec's figures.
+var DefaultLimits = Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30}
+
+// verdict of the request limiter.
+type verdict int
+
+const (
+	allow      verdict = iota
+	denyOnce           // over the limit: answer rate_limited this once
+	denySilent         // over the limit and already told: say nothing
+)
+
+// window counts requests of one key over a fixed window that starts with
+// the key's first request.
+type window struct {
+	start time.Time
+	count int
+	told  bool
+}
+
+// requestLimiter keeps the per-minute request windows in memory (they need
+// not survive a restart; hourly limits are counted from the database).
+type requestLimiter struct {
+	mu        sync.Mutex
+	limits    Limits
+	now       func() time.Time
+	windows   map[string]*window
+	lastSweep time.Time
+}
+
+const unidentifiedKey = "\x00unidentified" // cannot collide with an account or nick
+
+func newRequestLimiter(l Limits, now func() time.Time) *requestLimiter {
+	return &requestLimiter{limits: l, now: now, windows: map[string]*window{}}
+}
+
+// check counts one request from s and says whether to serve it. An
+// unidentified caller must pass both its own and the shared window, so
+// changing nick does not buy more requests. It also returns when the
+// blocking window ends.
+func (l *requestLimiter) check(s Sender) (verdict, time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	l.sweep(now)
+	if s.Identified() {
+		return l.take("a:"+s.Account, l.limits.PerCaller, now)
+	}
+	v, until := l.take("n:"+FoldNick(s.Nick), l.limits.PerCaller, now)
+	if gv, guntil := l.take(unidentifiedKey, l.limits.Unidentified, now); gv > v {
+		v, until = gv, guntil
+	}
+	return v, until
+}
+
+func (l *requestLimiter) take(key string, max int, now time.Time) (verdict, time.Time) {
+	w := l.windows[key]
+	if w == nil || !now.Before(w.start.Add(l.limits.Window)) {
+		w = &window{start: now}
+		l.windows[key] = w
+	}
+	w.count++
+	end := w.start.Add(l.limits.Window)
+	if w.count <= max {
+		return allow, end
+	}
+	if w.told {
+		return denySilent, end
+	}
+	w.told = true
+	return denyOnce, end
+}
+
+// sweep forgets finished windows now and then, so memory follows the number
+// of recent callers, not of all callers ever.
+func (l *requestLimiter) sweep(now time.Time) {
+	if now.Sub(l.lastSweep) < l.limits.Window {
+		return
+	}
+	l.lastSweep = now
+	for k, w := range l.windows {
+		if !now.Before(w.start.Add(l.limits.Window)) {
+			delete(l.windows, k)
+		}
+	}
+}

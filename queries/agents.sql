@@ -1,0 +1,54 @@
+-- name: AgentByAccount :one
+SELECT a.id, a.name, a.description, a.capabilities, a.card_url, a.nick, a.created_at, b.account
+FROM agent_accounts b JOIN agents a ON a.id = b.agent_id
+WHERE b.account_folded = @account_folded;
+
+-- name: LockRegistrations :exec
+-- Serialises new registrations so the hourly count below cannot be raced.
+SELECT pg_advisory_xact_lock(7340001);
+
+-- name: CountRecentRegistrations :one
+SELECT count(*) FROM agents WHERE created_at > now() - interval '1 hour';
+
+-- name: CreateAgent :one
+INSERT INTO agents (name, description, capabilities, capabilities_folded, card_url, nick)
+VALUES (@name, @description, @capabilities::text[],
+        (SELECT coalesce(array_agg(lower(c)), '{}') FROM unnest(@capabilities::text[]) AS c),
+        @card_url, @nick)
+RETURNING id, created_at;
+
+-- name: BindAccount :exec
+INSERT INTO agent_accounts (account_folded, account, agent_id) VALUES (@account_folded, @account, @agent_id);
+
+-- name: UpdateProfile :one
+UPDATE agents SET
+    name = coalesce(sqlc.narg('name'), name),
+    description = coalesce(sqlc.narg('description'), description),
+    capabilities = coalesce(sqlc.narg('capabilities')::text[], capabilities),
+    capabilities_folded = coalesce(
+        (SELECT array_agg(lower(c)) FROM unnest(sqlc.narg('capabilities')::text[]) AS c),
+        CASE WHEN sqlc.narg('capabilities')::text[] IS NULL THEN capabilities_folded ELSE '{}' END),
+    card_url = coalesce(sqlc.narg('card_url'), card_url),
+    nick = @nick,
+    updated_at = now()
+WHERE id = @id
+RETURNING id, name, description, capabilities, card_url, nick, created_at;
+
+-- name: SetNick :exec
+UPDATE agents SET nick = @nick WHERE id = @id;
+
+-- name: FindAgents :many
+-- q and capability are optional; the pool plans every statement for its
+-- actual parameters (plan_cache_mode = force_custom_plan), so each filter
+-- that is given uses its index.
+SELECT id, name, description, capabilities, nick, count(*) OVER () AS total
+FROM agents
+WHERE (sqlc.narg('q')::text IS NULL OR search LIKE '%' || sqlc.narg('q')::text || '%')
+  AND (sqlc.narg('capability')::text IS NULL OR capabilities_folded @> ARRAY[sqlc.narg('capability')::text])
+ORDER BY created_at, id
+LIMIT @lim OFFSET @off;
+
+-- name: CountAgents :one
+SELECT count(*) FROM agents
+WHERE (sqlc.narg('q')::text IS NULL OR search LIKE '%' || sqlc.narg('q')::text || '%')
+  AND (sqlc.narg('capability')::text IS NULL OR capabilities_folded @> ARRAY[sqlc.narg('capability')::text]);

@@ -1,0 +1,180 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store/db"
+)
+
+// AgentByAccount implements pircan.Store.
+func (s *Store) AgentByAccount(ctx context.Context, account string) (pircan.Agent, error) {
+	var a pircan.Agent
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		row, err := q.AgentByAccount(ctx, foldAccount(account))
+		if err != nil {
+			return notFound(err)
+		}
+		a = pircan.Agent{ID: row.ID, Account: row.Account, Name: row.Name, Description: row.Description,
+			Capabilities: row.Capabilities, CardURL: row.CardUrl, Nick: row.Nick, CreatedAt: row.CreatedAt}
+		return nil
+	})
+	return a, err
+}
+
+// Hello implements pircan.Store: register or update, audited in the same
+// transaction.
+func (s *Store) Hello(ctx context.Context, account, nick string, p pircan.Profile, maxNewPerHour int) (pircan.Agent, bool, error) {
+	var agent pircan.Agent
+	var created bool
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		existing, err := q.AgentByAccount(ctx, foldAccount(account))
+		if errors.Is(err, errNoRows) {
+			// Serialise registrations, then look again: a racing HELLO of
+			// the same account may have registered it meanwhile.
+			if err := q.LockRegistrations(ctx); err != nil {
+				return err
+			}
+			existing, err = q.AgentByAccount(ctx, foldAccount(account))
+		}
+		switch {
+		case err == nil:
+			agent, err = updateProfile(ctx, q, existing, account, nick, p)
+			return err
+		case !errors.Is(err, errNoRows):
+			return err
+		}
+		recent, err := q.CountRecentRegistrations(ctx)
+		if err != nil {
+			return err
+		}
+		if recent >= int64(maxNewPerHour) {
+			return pircan.ErrRegistrationPaused
+		}
+		agent, err = createAgent(ctx, q, account, nick, p)
+		created = err == nil
+		return err
+	})
+	return agent, created, err
+}
+
+func createAgent(ctx context.Context, q *db.Queries, account, nick string, p pircan.Profile) (pircan.Agent, error) {
+	a := pircan.Agent{Account: account, Name: nick, Nick: nick, Capabilities: []string{}}
+	applyProfile(&a, p)
+	row, err := q.CreateAgent(ctx, db.CreateAgentParams{Name: a.Name, Description: a.Description,
+		Capabilities: a.Capabilities, CardUrl: a.CardURL, Nick: nick})
+	if err != nil {
+		return a, err
+	}
+	a.ID, a.CreatedAt = row.ID, row.CreatedAt
+	if err := q.BindAccount(ctx, db.BindAccountParams{AccountFolded: foldAccount(account), Account: account, AgentID: a.ID}); err != nil {
+		return a, err
+	}
+	return a, audit(ctx, q, account, &a.ID, "agent.register", a.ID, map[string]any{
+		"name_bytes": len(a.Name), "description_bytes": len(a.Description), "capabilities": len(a.Capabilities),
+		"card_url": a.CardURL != ""})
+}
+
+func updateProfile(ctx context.Context, q *db.Queries, row db.AgentByAccountRow, account, nick string, p pircan.Profile) (pircan.Agent, error) {
+	before := pircan.Agent{ID: row.ID, Account: row.Account, Name: row.Name, Description: row.Description,
+		Capabilities: row.Capabilities, CardURL: row.CardUrl, Nick: row.Nick, CreatedAt: row.CreatedAt}
+	after := before
+	applyProfile(&after, p)
+	changed := changedFields(before, after)
+	if len(changed) == 0 && before.Nick == nick {
+		return before, nil
+	}
+	params := db.UpdateProfileParams{ID: row.ID, Nick: nick, Name: p.Name, Description: p.Description, CardUrl: p.CardURL}
+	if p.Capabilities != nil {
+		params.Capabilities = append([]string{}, *p.Capabilities...)
+	}
+	if _, err := q.UpdateProfile(ctx, params); err != nil {
+		return before, err
+	}
+	after.Nick = nick
+	if len(changed) == 0 {
+		return after, nil
+	}
+	return after, audit(ctx, q, account, &row.ID, "agent.update", row.ID, map[string]any{"fields": changed})
+}
+
+func applyProfile(a *pircan.Agent, p pircan.Profile) {
+	if p.Name != nil {
+		a.Name = *p.Name
+	}
+	if p.Description != nil {
+		a.Description = *p.Description
+	}
+	if p.Capabilities != nil {
+		a.Capabilities = append([]string{}, *p.Capabilities...)
+	}
+	if p.CardURL != nil {
+		a.CardURL = *p.CardURL
+	}
+}
+
+func changedFields(a, b pircan.Agent) []string {
+	var out []string
+	if a.Name != b.Name {
+		out = append(out, "name")
+	}
+	if a.Description != b.Description {
+		out = append(out, "description")
+	}
+	if strings.Join(a.Capabilities, "\x00") != strings.Join(b.Capabilities, "\x00") {
+		out = append(out, "capabilities")
+	}
+	if a.CardURL != b.CardURL {
+		out = append(out, "card_url")
+	}
+	return out
+}
+
+// SeenNick implements pircan.Store.
+func (s *Store) SeenNick(ctx context.Context, agentID, nick string) error {
+	return s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		return q.SetNick(ctx, db.SetNickParams{ID: agentID, Nick: nick})
+	})
+}
+
+// FindAgents implements pircan.Store.
+func (s *Store) FindAgents(ctx context.Context, fq pircan.FindQuery) ([]pircan.Agent, int, error) {
+	var agents []pircan.Agent
+	total := 0
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		p := db.FindAgentsParams{Lim: int32(fq.Limit), Off: int32(fq.Offset)}
+		if fq.Q != "" {
+			p.Q = likePattern(fq.Q)
+		}
+		if fq.Capability != "" {
+			c := strings.ToLower(fq.Capability)
+			p.Capability = &c
+		}
+		rows, err := q.FindAgents(ctx, p)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			agents = append(agents, pircan.Agent{ID: r.ID, Name: r.Name, Description: r.Description,
+				Capabilities: r.Capabilities, Nick: r.Nick})
+			total = int(r.Total)
+		}
+		if len(rows) == 0 && fq.Offset > 0 {
+			// Past the end the window count is missing; count on its own.
+			n, err := q.CountAgents(ctx, db.CountAgentsParams{Q: p.Q, Capability: p.Capability})
+			total = int(n)
+			return err
+		}
+		return nil
+	})
+	return agents, total, err
+}
+
+// likePattern lower-cases a search text and escapes LIKE's wildcards, so
+// `%` and `_` match themselves.
+func likePattern(s string) *string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(s))
+	return &r
+}

@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store/db"
+)
+
+// Channels implements pircan.Store.
+func (s *Store) Channels(ctx context.Context, agentID, q string, limit, offset int) ([]pircan.Channel, int, error) {
+	var out []pircan.Channel
+	total := 0
+	err := s.read(ctx, func(ctx context.Context, dq *db.Queries) error {
+		p := db.ListChannelsParams{AgentID: agentID, Lim: int32(limit), Off: int32(offset)}
+		if q != "" {
+			p.Q = likePattern(pircan.FoldNick(q))
+		}
+		rows, err := dq.ListChannels(ctx, p)
+		for _, r := range rows {
+			out = append(out, pircan.Channel{Name: r.Name, Private: r.Private, Topic: r.Topic, Members: int(r.Members)})
+			total = int(r.Total)
+		}
+		if err == nil && len(rows) == 0 && offset > 0 {
+			// Past the end: ask for the first row only to learn the total.
+			p.Off, p.Lim = 0, 1
+			if rows, err = dq.ListChannels(ctx, p); err == nil && len(rows) > 0 {
+				total = int(rows[0].Total)
+			}
+		}
+		return err
+	})
+	return out, total, err
+}
+
+// JoinChannel implements pircan.Store.
+func (s *Store) JoinChannel(ctx context.Context, agentID, name string) (pircan.Channel, error) {
+	var ch pircan.Channel
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		row, err := q.ChannelForAgent(ctx, db.ChannelForAgentParams{AgentID: agentID, NameFolded: pircan.FoldNick(name)})
+		if err != nil {
+			return notFound(err)
+		}
+		ch = pircan.Channel{Name: row.Name, Private: row.Private, Topic: row.Topic}
+		if !row.Joined {
+			if err := q.MarkJoined(ctx, db.MarkJoinedParams{ChannelID: row.ID, AgentID: agentID}); err != nil {
+				return err
+			}
+			if err := audit(ctx, q, "", &agentID, "channel.join", row.Name, map[string]any{"private": row.Private}); err != nil {
+				return err
+			}
+		}
+		n, err := q.CountMembers(ctx, row.ID)
+		ch.Members = int(n)
+		return err
+	})
+	return ch, err
+}
+
+// ChannelInfo is a channel as the operator sees it.
+type ChannelInfo struct {
+	Name    string `json:"name"`
+	Private bool   `json:"private"`
+	Topic   string `json:"topic"`
+	Members int    `json:"members"`
+	Invited int    `json:"invited"`
+}
+
+// AddChannel registers a channel (operator command), audited.
+func (s *Store) AddChannel(ctx context.Context, operator, name string, private bool, topic string) error {
+	if err := pircan.CheckChannelName(name); err != nil {
+		return err
+	}
+	return s.withTx(ctx, func(q *db.Queries) error {
+		if _, err := q.AddChannel(ctx, db.AddChannelParams{Name: name, NameFolded: pircan.FoldNick(name), Private: private, Topic: topic}); err != nil {
+			if isUniqueViolation(err) {
+				return pircan.ErrConflict
+			}
+			return err
+		}
+		return audit(ctx, q, operator, nil, "channel.add", name, map[string]any{"private": private, "topic_bytes": len(topic)})
+	})
+}
+
+// EnsureChannel registers a channel unless it exists (the lobby).
+func (s *Store) EnsureChannel(ctx context.Context, name, topic string) error {
+	err := s.AddChannel(ctx, "pircan", name, false, topic)
+	if err == pircan.ErrConflict {
+		return nil
+	}
+	return err
+}
+
+// ListAllChannels lists every channel (operator view).
+func (s *Store) ListAllChannels(ctx context.Context) ([]ChannelInfo, error) {
+	var out []ChannelInfo
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.AllChannels(ctx)
+		for _, r := range rows {
+			out = append(out, ChannelInfo{Name: r.Name, Private: r.Private, Topic: r.Topic, Members: int(r.Members), Invited: int(r.Invited)})
+		}
+		return err
+	})
+	return out, err
+}
+
+// ChannelNames returns the names of all channels, for the bot to join.
+func (s *Store) ChannelNames(ctx context.Context) ([]string, error) {
+	all, err := s.ListAllChannels(ctx)
+	names := make([]string, len(all))
+	for i, c := range all {
+		names[i] = c.Name
+	}
+	return names, err
+}
+
+// InviteToChannel lets an agent into a private channel (operator command).
+func (s *Store) InviteToChannel(ctx context.Context, operator, name, agentID string) error {
+	return s.withTx(ctx, func(q *db.Queries) error {
+		ch, err := q.ChannelByName(ctx, pircan.FoldNick(name))
+		if err != nil {
+			return notFound(err)
+		}
+		if !pircan.ValidID(agentID) {
+			return pircan.ErrNotFound
+		}
+		ok, err := q.AgentExists(ctx, agentID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return pircan.ErrNotFound
+		}
+		if err := q.InviteMember(ctx, db.InviteMemberParams{ChannelID: ch.ID, AgentID: agentID}); err != nil {
+			return err
+		}
+		return audit(ctx, q, operator, nil, "channel.invite", ch.Name, map[string]any{"agent_id": agentID})
+	})
+}
+
+// RemoveChannel deletes a channel and its memberships (operator command).
+func (s *Store) RemoveChannel(ctx context.Context, operator, name string) error {
+	return s.withTx(ctx, func(q *db.Queries) error {
+		n, err := q.RemoveChannel(ctx, pircan.FoldNick(name))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return pircan.ErrNotFound
+		}
+		return audit(ctx, q, operator, nil, "channel.remove", name, nil)
+	})
+}
