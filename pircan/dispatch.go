@@ -51,12 +51,13 @@ type Config struct {
 
 // Service is the protocol core: bytes and a Sender in, replies out.
 type Service struct {
-	store   Store
-	actions Actions
-	cfg     Config
-	log     zerolog.Logger
-	limiter *requestLimiter
-	verbs   map[string]verb
+	store    Store
+	actions  Actions
+	cfg      Config
+	log      zerolog.Logger
+	limiter  *requestLimiter
+	welcomed *onceEvery
+	verbs    map[string]verb
 }
 
 // NewService wires the core. actions may be nil where nothing is sent to IRC.
@@ -68,7 +69,7 @@ func NewService(store Store, actions Actions, cfg Config, log zerolog.Logger) *S
 		cfg.Lobby = "#agents"
 	}
 	s := &Service{store: store, actions: actions, cfg: cfg, log: log,
-		limiter: newRequestLimiter(cfg.Limits, cfg.Now)}
+		limiter: newRequestLimiter(cfg.Limits, cfg.Now), welcomed: newOnceEvery(WelcomePeriod, cfg.Now)}
 	s.verbs = verbTable()
 	return s
 }

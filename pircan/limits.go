@@ -100,3 +100,34 @@ func (l *requestLimiter) sweep(now time.Time) {
 		}
 	}
 }
+
+// onceEvery remembers keys for a period: the first call per key and period
+// says yes (the lobby welcome: once per hour per nick).
+type onceEvery struct {
+	mu     sync.Mutex
+	period time.Duration
+	now    func() time.Time
+	seen   map[string]time.Time
+}
+
+func newOnceEvery(period time.Duration, now func() time.Time) *onceEvery {
+	return &onceEvery{period: period, now: now, seen: map[string]time.Time{}}
+}
+
+func (o *onceEvery) first(key string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := o.now()
+	if at, ok := o.seen[key]; ok && now.Sub(at) < o.period {
+		return false
+	}
+	if len(o.seen) > 4096 {
+		for k, at := range o.seen {
+			if now.Sub(at) >= o.period {
+				delete(o.seen, k)
+			}
+		}
+	}
+	o.seen[key] = now
+	return true
+}

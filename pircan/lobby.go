@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -250,4 +251,21 @@ func echo(_ context.Context, c *call) ([]Reply, error) {
 		text = *a.Text
 	}
 	return one("ECHO", Object{{"text", Text(text)}, {"account", orNull(c.sender.Account)}, {"identified", c.sender.Identified()}}), nil
+}
+
+// WelcomePeriod is how often one nick may be welcomed to the lobby (spec §4).
+const WelcomePeriod = time.Hour
+
+// Welcome is the NOTICE for a nick that joined the lobby, or nil when that
+// nick was welcomed within the last hour.
+func (s *Service) Welcome(nick string) []Reply {
+	if !s.welcomed.first(FoldNick(nick)) {
+		return nil
+	}
+	return one("WELCOME", Object{
+		{"lobby", s.cfg.Lobby},
+		{"text", "Welcome. PIRCAN is the agent directory: identify with NickServ, then send PIRCAN a private message."},
+		{"start", Prefix + " HELLO {\"name\":\"...\",\"capabilities\":[...]}"},
+		{"help", Prefix + " HELP"},
+	})
 }

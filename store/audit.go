@@ -59,14 +59,11 @@ func (s *Store) AuditLatest(ctx context.Context, n int) ([]AuditEntry, error) {
 // one as it is appended, until ctx ends. It listens on pircan_audit and
 // reads by id, so no entry is missed between a notification and the read.
 func (s *Store) AuditFollow(ctx context.Context, afterID int64, emit func(AuditEntry) error) error {
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.listenConn(ctx, "pircan_audit")
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN pircan_audit"); err != nil {
-		return err
-	}
+	defer conn.Close(context.Background())
 	for {
 		rows, err := db.New(conn).AuditAfter(ctx, db.AuditAfterParams{AfterID: afterID, Lim: 500})
 		if err != nil {
@@ -82,7 +79,7 @@ func (s *Store) AuditFollow(ctx context.Context, afterID int64, emit func(AuditE
 			continue
 		}
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err = conn.Conn().WaitForNotification(wctx)
+		_, err = conn.WaitForNotification(wctx)
 		cancel()
 		if err != nil && ctx.Err() != nil {
 			return nil

@@ -91,3 +91,34 @@ func notFound(err error) error {
 
 // foldAccount is the key NickServ account names are compared by.
 func foldAccount(account string) string { return pircan.FoldNick(account) }
+
+// Listen calls fn for every notification on channel until ctx ends or the
+// connection fails.
+func (s *Store) Listen(ctx context.Context, channel string, fn func()) error {
+	conn, err := s.listenConn(ctx, channel)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		fn()
+	}
+}
+
+// listenConn takes a connection out of the pool for LISTEN: it is closed,
+// never returned, so no later user inherits the subscription.
+func (s *Store) listenConn(ctx context.Context, channel string) (*pgx.Conn, error) {
+	pc, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn := pc.Hijack()
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
+}

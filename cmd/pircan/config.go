@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// setting is one configuration value: a flag with an environment twin.
+type setting struct {
+	flag, env, def, help string
+	secret               bool
+}
+
+// settings is the configuration contract (DESIGN.md); README's table is
+// this list.
+var settings = []setting{
+	{"database-url", "PIRCAN_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/pircan?sslmode=disable", "Postgres DSN", true},
+	{"irc-server", "PIRCAN_IRC_SERVER", "127.0.0.1:6697", "host:port of the IRC server", false},
+	{"irc-tls", "PIRCAN_IRC_TLS", "true", "use TLS", false},
+	{"irc-ca-file", "PIRCAN_IRC_CA_FILE", "", "PEM bundle to trust besides the system roots", false},
+	{"irc-insecure", "PIRCAN_IRC_INSECURE", "false", "skip TLS certificate verification (warns at every connect)", false},
+	{"nick", "PIRCAN_NICK", "PIRCAN", "the bot's nick", false},
+	{"sasl-account", "PIRCAN_SASL_ACCOUNT", "", "the bot's services account (SASL PLAIN)", false},
+	{"sasl-password", "PIRCAN_SASL_PASSWORD", "", "its password", true},
+	{"oper-name", "PIRCAN_OPER_NAME", "", "optional OPER name (fake-lag exemption)", false},
+	{"oper-password", "PIRCAN_OPER_PASSWORD", "", "its password", true},
+	{"lobby", "PIRCAN_LOBBY", "#agents", "lobby channel", false},
+	{"http-addr", "PIRCAN_HTTP_ADDR", "127.0.0.1:8080", "listen address of the portal, health and metrics", false},
+	{"log-level", "PIRCAN_LOG_LEVEL", "info", "debug, info, warn or error", false},
+	{"log-format", "PIRCAN_LOG_FORMAT", "json", "json or console", false},
+	{"rate-per-caller", "PIRCAN_RATE_PER_CALLER", "20", "requests per minute per account (or nick)", false},
+	{"rate-unidentified", "PIRCAN_RATE_UNIDENTIFIED", "60", "requests per minute from all unidentified callers", false},
+	{"registrations-per-hour", "PIRCAN_REGISTRATIONS_PER_HOUR", "30", "new registrations per hour, network-wide", false},
+	{"reply-burst", "PIRCAN_REPLY_BURST", "5", "lines to one recipient before pacing", false},
+	{"reply-rate", "PIRCAN_REPLY_RATE", "2", "lines per second to one recipient after the burst", false},
+	{"output-burst", "PIRCAN_OUTPUT_BURST", "100", "global output burst (lines)", false},
+	{"output-rate", "PIRCAN_OUTPUT_RATE", "50", "global output cap (lines per second)", false},
+	{"workers", "PIRCAN_WORKERS", "16", "requests handled at once", false},
+}
+
+// config holds resolved values by flag name.
+type config map[string]*string
+
+// bindFlags registers every setting on fs. A value's precedence: flag, then
+// environment, then the --config file, then the default.
+func bindFlags(fs *flag.FlagSet) (config, *string) {
+	c := config{}
+	for _, s := range settings {
+		v := s.def
+		c[s.flag] = &v
+		fs.StringVar(c[s.flag], s.flag, s.def, fmt.Sprintf("%s (env %s)", s.help, s.env))
+	}
+	file := fs.String("config", os.Getenv("PIRCAN_CONFIG"), "optional file of PIRCAN_*=value lines (env PIRCAN_CONFIG)")
+	return c, file
+}
+
+// resolve fills in what flags did not set: environment first, then file.
+func (c config) resolve(fs *flag.FlagSet, file string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fromFile := map[string]string{}
+	if file != "" {
+		var err error
+		if fromFile, err = readEnvFile(file); err != nil {
+			return err
+		}
+	}
+	for _, s := range settings {
+		if set[s.flag] {
+			continue
+		}
+		if v, ok := os.LookupEnv(s.env); ok {
+			*c[s.flag] = v
+		} else if v, ok := fromFile[s.env]; ok {
+			*c[s.flag] = v
+		}
+	}
+	return nil
+}
+
+func readEnvFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: want KEY=value", path, n)
+		}
+		out[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"'`)
+	}
+	return out, sc.Err()
+}
+
+func (c config) str(name string) string { return *c[name] }
+
+func (c config) bool(name string) (bool, error) {
+	v, err := strconv.ParseBool(c.str(name))
+	if err != nil {
+		return false, fmt.Errorf("--%s: %q is not true or false", name, c.str(name))
+	}
+	return v, nil
+}
+
+func (c config) int(name string) (int, error) {
+	v, err := strconv.Atoi(c.str(name))
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("--%s: %q is not a whole number", name, c.str(name))
+	}
+	return v, nil
+}
+
+func (c config) float(name string) (float64, error) {
+	v, err := strconv.ParseFloat(c.str(name), 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("--%s: %q is not a positive number", name, c.str(name))
+	}
+	return v, nil
+}
+
+// errs collects the first parse error of a series of lookups.
+type errs struct{ err error }
+
+func (e *errs) int(c config, name string) int {
+	v, err := c.int(name)
+	if e.err == nil {
+		e.err = err
+	}
+	return v
+}
+
+func (e *errs) float(c config, name string) float64 {
+	v, err := c.float(name)
+	if e.err == nil {
+		e.err = err
+	}
+	return v
+}
+
+func (e *errs) bool(c config, name string) bool {
+	v, err := c.bool(name)
+	if e.err == nil {
+		e.err = err
+	}
+	return v
+}

@@ -1,0 +1,213 @@
+// Package server runs the PIRCAN bot: it wires the store, the protocol core
+// and the IRC transport, and owns the goroutines between them.
+//
+// Concurrency: irc-go's read goroutine only turns lines into Events. One
+// loop here reads Events; requests go to a dispatcher that serialises each
+// sender's requests and runs different senders in parallel; replies go to
+// the transport's pacer, which alone writes NOTICEs.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/ircconn"
+	"github.com/creatimus/pircan/store"
+)
+
+// Config is what `pircan serve` needs.
+type Config struct {
+	DatabaseURL string
+	NoMigrate   bool
+	IRC         ircconn.Config
+	Limits      pircan.Limits
+	Workers     int           // requests handled at once
+	Timeout     time.Duration // per request
+	// Drain bounds the wait for requests in flight and queued output at shutdown.
+	Drain time.Duration
+}
+
+// Bot is a running PIRCAN.
+type Bot struct {
+	cfg   Config
+	log   zerolog.Logger
+	store *store.Store
+	svc   *pircan.Service
+	conn  *ircconn.Conn
+	jobs  *dispatcher
+}
+
+// New opens the database (waiting for it if it is down), migrates, and
+// builds the bot.
+func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
+	if cfg.Workers == 0 {
+		cfg.Workers = 16
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Drain == 0 {
+		cfg.Drain = 5 * time.Second
+	}
+	if cfg.IRC.Lobby == "" {
+		cfg.IRC.Lobby = "#agents"
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := untilUp(ctx, log, func() error { return prepare(ctx, st, cfg) }); err != nil {
+		st.Close()
+		return nil, err
+	}
+	conn := ircconn.New(cfg.IRC, log.With().Str("component", "irc").Logger())
+	svc := pircan.NewService(st, conn, pircan.Config{Lobby: cfg.IRC.Lobby, Limits: cfg.Limits}, log)
+	return &Bot{cfg: cfg, log: log, store: st, svc: svc, conn: conn, jobs: newDispatcher(cfg.Workers)}, nil
+}
+
+func prepare(ctx context.Context, st *store.Store, cfg Config) error {
+	if !cfg.NoMigrate {
+		if _, err := st.Migrate(ctx); err != nil {
+			return err
+		}
+	} else if ok, err := st.SchemaCurrent(ctx); err != nil || !ok {
+		return fmt.Errorf("schema is not current (run pircan migrate): %v", err)
+	}
+	return st.EnsureChannel(ctx, cfg.IRC.Lobby, "The lobby: agents find each other here.")
+}
+
+// untilUp retries fn with growing pauses until it succeeds or ctx ends: a
+// database that is still starting is not a reason to exit.
+func untilUp(ctx context.Context, log zerolog.Logger, fn func() error) error {
+	b := ircconn.Backoff{Min: 500 * time.Millisecond, Max: 15 * time.Second}
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		d := b.Next()
+		log.Warn().Err(err).Dur("retry_in", d).Msg("database not ready")
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		case <-time.After(d):
+		}
+	}
+}
+
+// Store gives tests and subcommands the bot's store.
+func (b *Bot) Store() *store.Store { return b.store }
+
+// Conn gives tests the transport.
+func (b *Bot) Conn() *ircconn.Conn { return b.conn }
+
+// Run serves until ctx ends, then stops taking requests, finishes those in
+// flight, flushes replies (bounded by Drain) and quits IRC.
+func (b *Bot) Run(ctx context.Context) error {
+	defer b.store.Close()
+	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopConn()
+	connDone := make(chan error, 1)
+	go func() { connDone <- b.conn.Run(connCtx, "PIRCAN is restarting; back soon") }()
+	go b.followChannels(ctx)
+
+	for {
+		select {
+		case ev := <-b.conn.Events():
+			b.handle(ctx, ev)
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	b.log.Info().Msg("shutting down: finishing requests in flight")
+	waitTimeout(b.jobs.wait, b.cfg.Drain)
+	b.conn.Flush(b.cfg.Drain)
+	stopConn()
+	return <-connDone
+}
+
+func (b *Bot) handle(ctx context.Context, ev ircconn.Event) {
+	switch ev.Kind {
+	case ircconn.Request:
+		key := "a:" + ev.Sender.Account
+		if !ev.Sender.Identified() {
+			key = "n:" + pircan.FoldNick(ev.Sender.Nick)
+		}
+		b.jobs.submit(key, func() { b.serve(ctx, ev) })
+	case ircconn.Joined:
+		if pircan.FoldNick(ev.Channel) == pircan.FoldNick(b.cfg.IRC.Lobby) {
+			b.reply(ev.Sender.Nick, b.svc.Welcome(ev.Sender.Nick))
+		}
+	case ircconn.Connected:
+		go b.joinChannels(ctx)
+	}
+}
+
+func (b *Bot) serve(ctx context.Context, ev ircconn.Event) {
+	// A request already taken is finished even during shutdown.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.Timeout)
+	defer cancel()
+	b.reply(ev.Sender.Nick, b.svc.Handle(rctx, ev.Sender, ev.Text))
+}
+
+func (b *Bot) reply(nick string, replies []pircan.Reply) {
+	lines := make([]string, 0, len(replies))
+	for _, r := range replies {
+		line, err := pircan.Encode(r)
+		if err != nil {
+			b.log.Error().Err(err).Str("verb", r.Verb).Msg("reply does not fit")
+			continue
+		}
+		lines = append(lines, line)
+	}
+	b.conn.Notice(nick, lines...)
+}
+
+// joinChannels joins every registered channel (after each connect, and
+// when an operator adds one).
+func (b *Bot) joinChannels(ctx context.Context) {
+	err := untilUp(ctx, b.log, func() error {
+		names, err := b.store.ChannelNames(ctx)
+		if err == nil {
+			b.conn.Join(names...)
+		}
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
+		b.log.Error().Err(err).Msg("joining channels")
+	}
+}
+
+// followChannels joins channels an operator adds while the bot runs.
+func (b *Bot) followChannels(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := b.store.Listen(ctx, "pircan_channels", func() {
+			if b.conn.Registered() {
+				b.joinChannels(ctx)
+			}
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		b.log.Warn().Err(err).Msg("channel updates: listening again in 5 s")
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+func waitTimeout(wait func(), d time.Duration) {
+	done := make(chan struct{})
+	go func() { wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
