@@ -1,0 +1,339 @@
+// Package bottest runs a real PIRCAN bot for tests and benchmarks: on a
+// real loopback IRC network (InspIRCd + Anope NickServ, started once per
+// test binary) and a fresh PostgreSQL database per bot.
+package bottest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ergochat/irc-go/ircmsg"
+	"github.com/rs/zerolog"
+
+	"github.com/creatimus/pircan/internal/ircnet"
+	"github.com/creatimus/pircan/internal/pgtest"
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/ircconn"
+	"github.com/creatimus/pircan/server"
+)
+
+var shared struct {
+	once sync.Once
+	net  *ircnet.Network
+	dir  string
+	err  error
+}
+
+// Network returns the test binary's IRC network, starting it on first use.
+func Network(t testing.TB) *ircnet.Network {
+	t.Helper()
+	shared.once.Do(func() {
+		shared.dir, shared.err = os.MkdirTemp("", "pircan-ircnet-")
+		if shared.err == nil {
+			shared.net, shared.err = ircnet.Start(shared.dir)
+		}
+	})
+	if shared.err != nil {
+		t.Fatalf("IRC network: %v", shared.err)
+	}
+	return shared.net
+}
+
+// Main is TestMain for packages that use the network: it stops it at the end.
+func Main(m *testing.M) {
+	code := m.Run()
+	if shared.net != nil {
+		_ = shared.net.Stop()
+		_ = os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+var seq atomic.Int64
+
+// Unique returns base with a number no other call in this process returns.
+func Unique(base string) string { return fmt.Sprintf("%s%d", base, seq.Add(1)) }
+
+// Bot is a running PIRCAN under test.
+type Bot struct {
+	*server.Bot
+	Net   *ircnet.Network
+	Nick  string
+	Lobby string
+	DSN   string
+	stop  context.CancelFunc
+	done  chan error
+}
+
+// Options adjust a test bot.
+type Options struct {
+	Limits pircan.Limits // zero: the spec's defaults
+	Pacing ircconn.PacerConfig
+	DSN    string // empty: a fresh database
+	Lobby  string // empty: a lobby of its own, so bots under test never meet
+}
+
+// Start runs a bot with its own nick, account, database and lobby; it is
+// stopped when the test ends.
+func Start(t testing.TB, o Options) *Bot {
+	t.Helper()
+	n := Network(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nick := Unique("PIRCAN")
+	password := randomHex()
+	if err := ircnet.RegisterAccount(ctx, n, nick, password); err != nil {
+		t.Fatalf("bot account: %v", err)
+	}
+	if o.DSN == "" {
+		o.DSN = pgtest.Database(t)
+	}
+	if o.Lobby == "" {
+		o.Lobby = Unique("#agents")
+	}
+	if o.Limits == (pircan.Limits{}) {
+		o.Limits = pircan.DefaultLimits
+	}
+	if o.Pacing.Burst == 0 {
+		o.Pacing = ircconn.DefaultPacing
+	}
+	cfg := server.Config{
+		DatabaseURL: o.DSN,
+		Limits:      o.Limits,
+		IRC: ircconn.Config{
+			Server: n.TLSAddr(), TLS: true, CAFile: n.CertFile, Nick: nick,
+			SASLAccount: nick, SASLPassword: password,
+			OperName: n.BotOperName, OperPassword: n.BotOperPass,
+			Lobby: o.Lobby, Pacing: o.Pacing,
+			BackoffMin: 200 * time.Millisecond, BackoffMax: 2 * time.Second,
+		},
+	}
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel).With().Timestamp().Logger()
+	if testing.Verbose() {
+		log = log.Level(zerolog.DebugLevel)
+	}
+	bot, err := server.New(ctx, cfg, log)
+	if err != nil {
+		t.Fatalf("bot: %v", err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	b := &Bot{Bot: bot, Net: n, Nick: nick, Lobby: o.Lobby, DSN: o.DSN, stop: stop, done: make(chan error, 1)}
+	go func() { b.done <- bot.Run(runCtx) }()
+	t.Cleanup(b.Stop)
+	b.WaitServing(t)
+	return b
+}
+
+// WaitServing waits until the bot is registered on IRC.
+func (b *Bot) WaitServing(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !b.Conn().Registered() {
+		if time.Now().After(deadline) {
+			t.Fatalf("bot %s did not connect within 30 s", b.Nick)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop shuts the bot down and waits for it (idempotent).
+func (b *Bot) Stop() {
+	b.stop()
+	select {
+	case <-b.done:
+		b.done <- nil
+	case <-time.After(30 * time.Second):
+	}
+}
+
+func randomHex() string {
+	var x [8]byte
+	_, _ = rand.Read(x[:])
+	return hex.EncodeToString(x[:])
+}
+
+// Agent is an IRC client talking to the bot under test.
+type Agent struct {
+	*ircnet.Client
+	Account string // "" for an unidentified client
+	bot     *Bot
+	t       testing.TB
+}
+
+// Agents connects n NickServ-identified clients in parallel (InspIRCd
+// registers clients on a one-second tick, so one by one would be slow).
+func (b *Bot) Agents(t testing.TB, base string, n int) []*Agent {
+	return b.dial(t, base, n, true)
+}
+
+// Guest connects one client without a NickServ account.
+func (b *Bot) Guest(t testing.TB, base string) *Agent { return b.dial(t, base, 1, false)[0] }
+
+func (b *Bot) dial(t testing.TB, base string, n int, identified bool) []*Agent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := make([]*Agent, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			nick := Unique(base)
+			var c *ircnet.Client
+			var err error
+			account := ""
+			if identified {
+				c, err = b.Net.DialAgent(ctx, nick, "pw-"+nick)
+				account = nick
+			} else {
+				c, err = b.Net.Dial(ctx, nick)
+			}
+			out[i], errs[i] = &Agent{Client: c, Account: account, bot: b, t: t}, err
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+		t.Cleanup(func() { _ = out[i].Close() })
+	}
+	return out
+}
+
+// Reply is a parsed NOTICE from the bot.
+type Reply struct {
+	Raw    string
+	Verb   string
+	Fields map[string]any
+}
+
+// Str returns a string field ("" when absent or not a string).
+func (r Reply) Str(key string) string { s, _ := r.Fields[key].(string); return s }
+
+// Int returns a number field (-1 when absent).
+func (r Reply) Int(key string) int {
+	if f, ok := r.Fields[key].(float64); ok {
+		return int(f)
+	}
+	return -1
+}
+
+// Code is the error code of an ERROR reply.
+func (r Reply) Code() string { return r.Str("code") }
+
+func (r Reply) String() string { return r.Raw }
+
+// ParseReply reads a `PIRCAN/1 VERB {json}` line.
+func ParseReply(text string) (Reply, error) {
+	r := Reply{Raw: text}
+	rest, ok := strings.CutPrefix(text, pircan.Prefix+" ")
+	if !ok {
+		return r, fmt.Errorf("not a PIRCAN/1 reply: %q", text)
+	}
+	verb, js, _ := strings.Cut(rest, " ")
+	r.Verb = verb
+	if err := json.Unmarshal([]byte(js), &r.Fields); err != nil {
+		return r, fmt.Errorf("reply JSON: %v in %q", err, text)
+	}
+	return r, nil
+}
+
+// FromBot returns a matcher for a NOTICE from the bot to this client's
+// current nick. (It reads the nick now: a matcher runs under the client's
+// lock and must not call back into it.)
+func (a *Agent) FromBot() func(ircmsg.Message) bool {
+	me, bot := pircan.FoldNick(a.Nick()), pircan.FoldNick(a.bot.Nick)
+	return func(m ircmsg.Message) bool {
+		return m.Command == "NOTICE" && pircan.FoldNick(m.Nick()) == bot &&
+			len(m.Params) == 2 && pircan.FoldNick(m.Params[0]) == me
+	}
+}
+
+// Next waits for the next reply from the bot, skipping lobby welcomes.
+func (a *Agent) Next() Reply {
+	a.t.Helper()
+	for {
+		line := a.NextLine()
+		r, err := ParseReply(line)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		if r.Verb != "WELCOME" {
+			return r
+		}
+	}
+}
+
+// NextLine waits for the next NOTICE text from the bot, as sent.
+func (a *Agent) NextLine() string {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	m, err := a.Expect(ctx, a.FromBot())
+	if err != nil {
+		a.t.Fatalf("%s: no reply from the bot: %v", a.Nick(), err)
+	}
+	return m.Params[1]
+}
+
+// Ask sends a request line and returns the one reply.
+func (a *Agent) Ask(line string) Reply {
+	a.t.Helper()
+	a.Send(line)
+	return a.Next()
+}
+
+// Send sends a request line to the bot.
+func (a *Agent) Send(line string) {
+	a.t.Helper()
+	if err := a.Privmsg(a.bot.Nick, line); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
+// AskList sends a list request and returns its items and its -END line
+// (or the ERROR that came instead).
+func (a *Agent) AskList(line string) (items []Reply, end Reply) {
+	a.t.Helper()
+	a.Send(line)
+	for {
+		r := a.Next()
+		if r.Verb == "ERROR" || strings.HasSuffix(r.Verb, "-END") {
+			return items, r
+		}
+		items = append(items, r)
+	}
+}
+
+// Hello registers the agent with PIRCAN and returns its agent_id.
+func (a *Agent) Hello(fields string) string {
+	a.t.Helper()
+	if fields == "" {
+		fields = "{}"
+	}
+	r := a.Ask("PIRCAN/1 HELLO " + fields)
+	if r.Verb != "HELLO" {
+		a.t.Fatalf("HELLO: %s", r.Raw)
+	}
+	return r.Str("agent_id")
+}
+
+// Quiet asserts that the bot sends this client nothing for d.
+func (a *Agent) Quiet(d time.Duration) {
+	a.t.Helper()
+	if err := a.ExpectNone(d, a.FromBot()); err != nil {
+		a.t.Fatalf("%s: expected silence from the bot: %v", a.Nick(), err)
+	}
+}
