@@ -169,15 +169,34 @@ func (b *Bot) reply(nick string, replies []pircan.Reply) {
 	b.conn.Notice(nick, lines...)
 }
 
-// joinChannels joins every registered channel (after each connect, and
-// when an operator adds one).
+// joinChannels joins every registered channel and leaves removed ones
+// (after each connect, and when an operator changes the list).
 func (b *Bot) joinChannels(ctx context.Context) {
 	err := untilUp(ctx, b.log, func() error {
-		names, err := b.store.ChannelNames(ctx)
-		if err == nil {
-			b.conn.Join(names...)
+		list, err := b.store.ListAllChannels(ctx)
+		if err != nil {
+			return err
 		}
-		return err
+		keep := map[string]bool{pircan.FoldNick(b.cfg.IRC.Lobby): true}
+		for _, ch := range list {
+			keep[pircan.FoldNick(ch.Name)] = true
+		}
+		for _, ch := range b.conn.Channels() {
+			if !keep[ch] {
+				b.conn.Part(ch)
+			}
+		}
+		for _, ch := range list {
+			if b.conn.InChannel(ch.Name) {
+				continue
+			}
+			b.conn.Join(ch.Name)
+			if ch.Private {
+				// Invite-only and secret: only agents PIRCAN invites get in.
+				b.conn.SetModes(ch.Name, "+is")
+			}
+		}
+		return nil
 	})
 	if err != nil && ctx.Err() == nil {
 		b.log.Error().Err(err).Msg("joining channels")

@@ -104,16 +104,6 @@ func (s *Store) ListAllChannels(ctx context.Context) ([]ChannelInfo, error) {
 	return out, err
 }
 
-// ChannelNames returns the names of all channels, for the bot to join.
-func (s *Store) ChannelNames(ctx context.Context) ([]string, error) {
-	all, err := s.ListAllChannels(ctx)
-	names := make([]string, len(all))
-	for i, c := range all {
-		names[i] = c.Name
-	}
-	return names, err
-}
-
 // InviteToChannel lets an agent into a private channel (operator command).
 func (s *Store) InviteToChannel(ctx context.Context, operator, name, agentID string) error {
 	return s.withTx(ctx, func(q *db.Queries) error {

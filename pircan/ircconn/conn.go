@@ -88,6 +88,7 @@ type Conn struct {
 	registered  bool
 	reconnects  int
 	lastFailure string
+	channels    map[string]bool // folded names of channels the bot is in
 }
 
 // New builds a connection; Run starts it.
@@ -104,7 +105,7 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 	if cfg.Pacing.Burst == 0 {
 		cfg.Pacing = DefaultPacing
 	}
-	c := &Conn{cfg: cfg, log: logger, events: make(chan Event, cfg.QueueSize)}
+	c := &Conn{cfg: cfg, log: logger, events: make(chan Event, cfg.QueueSize), channels: map[string]bool{}}
 	c.pacer = NewPacer(cfg.Pacing, nil, c.sendNotice)
 	return c
 }
@@ -132,6 +133,37 @@ func (c *Conn) Join(channels ...string) {
 
 // Part leaves a channel.
 func (c *Conn) Part(channel string) { c.sendRaw("PART", channel) }
+
+// SetModes sets channel modes (the bot has op in channels it created).
+func (c *Conn) SetModes(channel, modes string) { c.sendRaw("MODE", channel, modes) }
+
+// InChannel reports whether the server has confirmed the bot in channel.
+func (c *Conn) InChannel(channel string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.channels[pircan.FoldNick(channel)]
+}
+
+// Channels lists the (folded) channels the bot is in.
+func (c *Conn) Channels() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.channels))
+	for ch := range c.channels {
+		out = append(out, ch)
+	}
+	return out
+}
+
+func (c *Conn) setInChannel(channel string, in bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if in {
+		c.channels[pircan.FoldNick(channel)] = true
+	} else {
+		delete(c.channels, pircan.FoldNick(channel))
+	}
+}
 
 // Registered reports whether the bot is on the network and serving.
 func (c *Conn) Registered() bool {
@@ -310,6 +342,9 @@ func (c *Conn) setOnline(irc *ircevent.Connection) {
 	c.mu.Lock()
 	c.irc = irc
 	c.registered = irc != nil
+	if irc == nil {
+		c.channels = map[string]bool{}
+	}
 	c.mu.Unlock()
 	c.pacer.SetOnline(irc != nil)
 }
@@ -363,7 +398,11 @@ func (c *Conn) addCallbacks(irc *ircevent.Connection) {
 		c.emit(Event{Kind: Request, Sender: sender, Text: text, At: serverTime(m)})
 	})
 	irc.AddCallback("JOIN", func(m ircmsg.Message) {
-		if len(m.Params) < 1 || self(m.Nick()) {
+		if len(m.Params) < 1 {
+			return
+		}
+		if self(m.Nick()) {
+			c.setInChannel(m.Params[0], true)
 			return
 		}
 		account := accountTag(m)
@@ -377,6 +416,17 @@ func (c *Conn) addCallbacks(irc *ircevent.Connection) {
 			return
 		}
 		c.emit(Event{Kind: NickChanged, Sender: pircan.Sender{Account: accountTag(m), Nick: m.Nick()}, Text: m.Params[0]})
+	})
+	irc.AddCallback("PART", func(m ircmsg.Message) {
+		if len(m.Params) >= 1 && self(m.Nick()) {
+			c.setInChannel(m.Params[0], false)
+		}
+	})
+	irc.AddCallback("KICK", func(m ircmsg.Message) {
+		if len(m.Params) >= 2 && self(m.Params[1]) {
+			c.setInChannel(m.Params[0], false)
+			c.log.Warn().Str("channel", m.Params[0]).Str("by", m.Nick()).Msg("kicked")
+		}
 	})
 	irc.AddCallback("QUIT", func(m ircmsg.Message) {
 		c.emit(Event{Kind: Quit, Sender: pircan.Sender{Nick: m.Nick()}})

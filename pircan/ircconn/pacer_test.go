@@ -1,0 +1,514 @@
+package ircconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// pacerClock is a settable clock for driving Pacer.take directly.
+type pacerClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newPacerClock() *pacerClock {
+	return &pacerClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *pacerClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *pacerClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+type sent struct{ target, line string }
+
+func (s sent) String() string { return s.target + ":" + s.line }
+
+// takeReady takes every line that may be sent now, and the wait the pacer
+// asks for once nothing more may be sent.
+func takeReady(t *testing.T, p *Pacer) ([]sent, time.Duration) {
+	t.Helper()
+	var out []sent
+	for range 100000 {
+		target, line, wait := p.take()
+		if line == "" {
+			if target != "" {
+				t.Fatalf("take returned target %q without a line", target)
+			}
+			if wait <= 0 {
+				t.Fatalf("take returned no line and wait %v", wait)
+			}
+			return out, wait
+		}
+		if wait != 0 {
+			t.Fatalf("take returned a line and wait %v", wait)
+		}
+		out = append(out, sent{target, line})
+	}
+	t.Fatal("take never ran dry")
+	return nil, 0
+}
+
+func numbered(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return out
+}
+
+var testPacing = PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 500}
+
+func newTestPacer(cfg PacerConfig) (*Pacer, *pacerClock) {
+	c := newPacerClock()
+	p := NewPacer(cfg, c.now, func(string, string) error { return nil })
+	p.SetOnline(true)
+	return p, c
+}
+
+func TestDefaultPacingIsTheSpecs(t *testing.T) {
+	if DefaultPacing.Burst != 5 || DefaultPacing.PerSecond != 2 {
+		t.Errorf("DefaultPacing %+v: spec §4 says bursts of 5, then 2 lines per second", DefaultPacing)
+	}
+	if DefaultPacing.MaxQueued < 1 || DefaultPacing.GlobalBurst < 1 || DefaultPacing.GlobalRate <= 0 {
+		t.Errorf("DefaultPacing %+v has an unusable global cap or queue size", DefaultPacing)
+	}
+}
+
+func TestPacerBurstThenRate(t *testing.T) {
+	p, c := newTestPacer(testPacing)
+	p.Enqueue("alice", numbered("l", 100)...)
+
+	got, wait := takeReady(t, p)
+	if len(got) != 5 {
+		t.Fatalf("burst: %d lines, want 5: %v", len(got), got)
+	}
+	for i, s := range got {
+		if s.target != "alice" || s.line != fmt.Sprintf("l%d", i) {
+			t.Fatalf("burst line %d: %v", i, s)
+		}
+	}
+	if wait != 500*time.Millisecond {
+		t.Errorf("wait after the burst: %v, want 500ms (2 lines/s)", wait)
+	}
+	c.advance(499 * time.Millisecond)
+	if got, wait := takeReady(t, p); len(got) != 0 || wait > time.Millisecond {
+		t.Fatalf("499ms after the burst: %v, wait %v; want nothing, wait ≤ 1ms", got, wait)
+	}
+	c.advance(time.Millisecond)
+	got, _ = takeReady(t, p)
+	if len(got) != 1 || got[0].line != "l5" {
+		t.Fatalf("500ms after the burst: %v, want [l5]", got)
+	}
+
+	// Ten seconds of steady sending, in 10ms steps: 2 lines per second.
+	next := 6
+	for range 1000 {
+		c.advance(10 * time.Millisecond)
+		got, _ := takeReady(t, p)
+		for _, s := range got {
+			if s.line != fmt.Sprintf("l%d", next) {
+				t.Fatalf("line %v out of order, want l%d", s, next)
+			}
+			next++
+		}
+	}
+	if sentIn10s := next - 6; sentIn10s != 20 {
+		t.Errorf("%d lines in 10s, want 20", sentIn10s)
+	}
+
+	// Idle for a minute: the bucket refills to the burst, no more.
+	c.advance(time.Minute)
+	got, _ = takeReady(t, p)
+	if len(got) != 5 {
+		t.Errorf("after a minute idle: %d lines, want a burst of 5", len(got))
+	}
+	if q, d := p.Stats(); q != 100-next-5 || d != 0 {
+		t.Errorf("Stats = %d queued, %d dropped; want %d, 0", q, d, 100-next-5)
+	}
+}
+
+// The wait take asks for is neither too long (it would slow output down)
+// nor too short to matter: sleeping the asked waits sends 20 lines at 3/s in
+// 19/3 s, give or take a millisecond per line.
+func TestPacerWaitIsAccurate(t *testing.T) {
+	p, c := newTestPacer(PacerConfig{Burst: 1, PerSecond: 3, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 500})
+	p.Enqueue("a", numbered("l", 20)...)
+	start := c.now()
+	total := 0
+	for range 100 {
+		got, wait := takeReady(t, p)
+		total += len(got)
+		if total == 20 {
+			break
+		}
+		if wait > time.Second/3+time.Millisecond {
+			t.Fatalf("wait %v, longer than one token at 3/s", wait)
+		}
+		c.advance(wait)
+	}
+	if total != 20 {
+		t.Fatalf("only %d of 20 lines sent", total)
+	}
+	elapsed := c.now().Sub(start)
+	ideal := 19 * time.Second / 3
+	if elapsed < ideal-time.Millisecond || elapsed > ideal+19*time.Millisecond {
+		t.Errorf("20 lines at 3/s took %v of fake time, want ≈ %v", elapsed, ideal)
+	}
+}
+
+func TestPacerRecipientsHaveTheirOwnBuckets(t *testing.T) {
+	p, _ := newTestPacer(testPacing)
+	p.Enqueue("alice", numbered("a", 20)...)
+	p.Enqueue("bob", numbered("b", 20)...)
+	got, _ := takeReady(t, p)
+	n := map[string]int{}
+	for _, s := range got {
+		n[s.target]++
+	}
+	if n["alice"] != 5 || n["bob"] != 5 || len(got) != 10 {
+		t.Errorf("each recipient gets its own burst of 5; got %v", n)
+	}
+}
+
+func TestPacerRoundRobin(t *testing.T) {
+	p, _ := newTestPacer(testPacing)
+	p.Enqueue("a", "a0", "a1", "a2")
+	p.Enqueue("b", "b0", "b1", "b2")
+	p.Enqueue("c", "c0", "c1", "c2")
+	got, _ := takeReady(t, p)
+	var lines []string
+	for _, s := range got {
+		lines = append(lines, s.line)
+	}
+	want := []string{"a0", "b0", "c0", "a1", "b1", "c1", "a2", "b2", "c2"}
+	if !slices.Equal(lines, want) {
+		t.Errorf("order %v, want round-robin %v", lines, want)
+	}
+}
+
+func TestPacerLongListDoesNotDelayOthers(t *testing.T) {
+	p, c := newTestPacer(testPacing)
+	p.Enqueue("A", numbered("a", 50)...)
+	p.Enqueue("B", "b0")
+	var first []sent
+	for range 3 {
+		target, line, _ := p.take()
+		first = append(first, sent{target, line})
+	}
+	if !slices.Contains(first, sent{"B", "b0"}) {
+		t.Errorf("B's line is not among the first 3 taken: %v", first)
+	}
+
+	// A is now in the middle of its list and out of tokens; a reply to C
+	// goes out at once, and another to B as soon as asked.
+	takeReady(t, p)
+	p.Enqueue("C", "c0")
+	target, line, _ := p.take()
+	if target != "C" || line != "c0" {
+		t.Errorf("a new recipient waited behind A's list: took %s:%s", target, line)
+	}
+	// Over a minute, A and D share turns: D's 10 lines are not all behind A's 45.
+	p.Enqueue("D", numbered("d", 10)...)
+	var order []string
+	for range 6000 {
+		c.advance(10 * time.Millisecond)
+		got, _ := takeReady(t, p)
+		for _, s := range got {
+			order = append(order, s.target)
+		}
+	}
+	lastD := -1
+	aBefore := 0
+	for i, tg := range order {
+		if tg == "D" {
+			lastD = i
+		}
+	}
+	for _, tg := range order[:lastD] {
+		if tg == "A" {
+			aBefore++
+		}
+	}
+	if lastD < 0 || aBefore > 10 {
+		t.Errorf("D's last line came after %d of A's lines (order %v)", aBefore, order)
+	}
+}
+
+func TestPacerGlobalCap(t *testing.T) {
+	p, c := newTestPacer(PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 3, GlobalRate: 1, MaxQueued: 500})
+	for i := range 10 {
+		p.Enqueue(fmt.Sprintf("r%d", i), "x", "y")
+	}
+	got, wait := takeReady(t, p)
+	if len(got) != 3 {
+		t.Fatalf("global burst 3: took %d lines: %v", len(got), got)
+	}
+	if wait != time.Second {
+		t.Errorf("wait %v, want 1s (global rate 1/s)", wait)
+	}
+	c.advance(time.Second)
+	if got, _ := takeReady(t, p); len(got) != 1 {
+		t.Errorf("after 1s: %d lines, want 1", len(got))
+	}
+	c.advance(10 * time.Second)
+	if got, _ := takeReady(t, p); len(got) != 3 {
+		t.Errorf("after 10s idle: %d lines, want the global burst of 3", len(got))
+	}
+	// Every recipient eventually gets its turn: 20 lines at 1/s.
+	total := 7
+	for range 30 {
+		c.advance(time.Second)
+		got, _ := takeReady(t, p)
+		total += len(got)
+	}
+	if q, _ := p.Stats(); total != 20 || q != 0 {
+		t.Errorf("after 30s more: %d sent, %d queued; want 20, 0", total, q)
+	}
+}
+
+func TestPacerGlobalCapCountsAllRecipients(t *testing.T) {
+	p, c := newTestPacer(PacerConfig{Burst: 100, PerSecond: 100, GlobalBurst: 10, GlobalRate: 5, MaxQueued: 500})
+	for i := range 4 {
+		p.Enqueue(fmt.Sprintf("r%d", i), numbered("l", 100)...)
+	}
+	total := 0
+	for range 100 {
+		got, _ := takeReady(t, p)
+		total += len(got)
+		c.advance(100 * time.Millisecond)
+	}
+	// 10 at once, then 5/s for 9.9s.
+	if total < 58 || total > 60 {
+		t.Errorf("%d lines in 10s under a global 10 + 5/s, want 59±1", total)
+	}
+}
+
+func TestPacerOffline(t *testing.T) {
+	c := newPacerClock()
+	p := NewPacer(testPacing, c.now, func(string, string) error { return nil })
+	p.Enqueue("alice", "l0", "l1", "l2")
+	// A new pacer is offline until told.
+	if target, line, wait := p.take(); line != "" || target != "" || wait <= 0 {
+		t.Fatalf("new pacer sent %s:%s before SetOnline(true)", target, line)
+	}
+	p.SetOnline(true)
+	if _, line, _ := p.take(); line != "l0" {
+		t.Fatalf("online: took %q, want l0", line)
+	}
+	p.SetOnline(false)
+	c.advance(time.Hour)
+	for range 10 {
+		if target, line, wait := p.take(); line != "" || wait <= 0 {
+			t.Fatalf("offline: took %s:%s (wait %v)", target, line, wait)
+		}
+	}
+	if q, d := p.Stats(); q != 2 || d != 0 {
+		t.Errorf("offline Stats = %d, %d; want 2 queued, 0 dropped", q, d)
+	}
+	p.Enqueue("bob", "b0")
+	if _, line, _ := p.take(); line != "" {
+		t.Fatalf("offline: took %q after Enqueue", line)
+	}
+	p.SetOnline(true)
+	got, _ := takeReady(t, p)
+	// alice sent last, so it is bob's turn.
+	want := []sent{{"bob", "b0"}, {"alice", "l1"}, {"alice", "l2"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("back online: %v, want %v", got, want)
+	}
+}
+
+func TestPacerMaxQueued(t *testing.T) {
+	p, _ := newTestPacer(PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 3})
+	p.SetOnline(false)
+	p.Enqueue("alice", "l0", "l1", "l2", "l3", "l4")
+	if q, d := p.Stats(); q != 3 || d != 2 {
+		t.Fatalf("Stats = %d queued, %d dropped; want 3, 2", q, d)
+	}
+	p.Enqueue("ALICE", "l5")
+	if q, d := p.Stats(); q != 3 || d != 3 {
+		t.Fatalf("Stats = %d, %d; want 3, 3 (same recipient, case-folded)", q, d)
+	}
+	p.Enqueue("bob", "b0", "b1")
+	if q, d := p.Stats(); q != 5 || d != 3 {
+		t.Fatalf("Stats = %d, %d; want 5, 3 (bob has his own queue)", q, d)
+	}
+	p.SetOnline(true)
+	if _, line, _ := p.take(); line != "l0" {
+		t.Fatalf("took %q, want l0 (the oldest lines are kept)", line)
+	}
+	p.Enqueue("alice", "l6", "l7")
+	if q, d := p.Stats(); q != 4+1 || d != 4 {
+		t.Fatalf("Stats = %d, %d; want 5, 4 (one slot was free)", q, d)
+	}
+	got, _ := takeReady(t, p)
+	var alice []string
+	for _, s := range got {
+		if s.target == "ALICE" || s.target == "alice" {
+			alice = append(alice, s.line)
+		}
+	}
+	if !slices.Equal(alice, []string{"l1", "l2", "l6"}) {
+		t.Errorf("alice's lines %v, want [l1 l2 l6]", alice)
+	}
+	if _, d := p.Stats(); d != 4 {
+		t.Errorf("dropped count changed to %d after sending", d)
+	}
+}
+
+// A recipient's queue is keyed by its folded nick; lines go to the latest
+// spelling, and the spellings share one bucket.
+func TestPacerFoldsTargets(t *testing.T) {
+	p, _ := newTestPacer(testPacing)
+	p.Enqueue("Al[i]ce", "1", "2")
+	p.Enqueue("al{i}ce", "3", "4")
+	p.Enqueue("AL[I]CE", "5", "6")
+	got, _ := takeReady(t, p)
+	want := []sent{{"AL[I]CE", "1"}, {"AL[I]CE", "2"}, {"AL[I]CE", "3"}, {"AL[I]CE", "4"}, {"AL[I]CE", "5"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestPacerEnqueueNothing(t *testing.T) {
+	p, _ := newTestPacer(testPacing)
+	p.Enqueue("alice")
+	if q, d := p.Stats(); q != 0 || d != 0 {
+		t.Errorf("Stats = %d, %d after an empty Enqueue", q, d)
+	}
+	if _, line, _ := p.take(); line != "" {
+		t.Errorf("took %q from an empty pacer", line)
+	}
+}
+
+func TestPacerPutBack(t *testing.T) {
+	p, c := newTestPacer(testPacing)
+	p.Enqueue("alice", "l0", "l1")
+	target, line, _ := p.take()
+	p.putBack(target, line)
+	if _, line2, _ := p.take(); line2 != "l0" {
+		t.Fatalf("after putBack took %q, want l0 again", line2)
+	}
+	p.take() // l1: alice's queue is now empty and out of the ring
+	p.putBack("alice", "l1")
+	if q, _ := p.Stats(); q != 1 {
+		t.Fatalf("Stats queued = %d after putting back into an empty queue, want 1", q)
+	}
+	c.advance(time.Second)
+	if _, line, _ := p.take(); line != "l1" {
+		t.Errorf("the put-back line was not sent again: took %q", line)
+	}
+}
+
+// A zero MaxQueued (a PacerConfig given partly, as bottest.Options allows)
+// must not leave an empty queue in the ring for take to index.
+func TestPacerZeroMaxQueued(t *testing.T) {
+	p, _ := newTestPacer(PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50})
+	p.Enqueue("alice", "x")
+	queued, dropped := p.Stats()
+	if queued+dropped != 1 {
+		t.Errorf("Stats = %d queued, %d dropped for one line", queued, dropped)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("take panicked after Enqueue with MaxQueued 0 (queued %d, dropped %d): %v", queued, dropped, r)
+			}
+		}()
+		_, line, _ := p.take()
+		if queued == 0 && line != "" {
+			t.Errorf("took %q, which Stats counted as dropped", line)
+		}
+	}()
+}
+
+// Run, in a synctest bubble (fake time, and synctest.Wait to let it run as
+// far as it can): it paces with the real clock functions, retries a line
+// whose send failed first, stays quiet while offline, and stops with ctx.
+func TestPacerRunSendsAndRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var attempts []string
+		var delivered []time.Duration
+		failed := false
+		start := time.Now()
+		p := NewPacer(PacerConfig{Burst: 2, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 500}, nil,
+			func(target, line string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				attempts = append(attempts, target+":"+line)
+				if line == "l1" && !failed {
+					failed = true
+					return errors.New("connection lost")
+				}
+				delivered = append(delivered, time.Since(start))
+				return nil
+			})
+		snapshot := func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(attempts)
+		}
+		p.Enqueue("alice", "l0", "l1", "l2", "l3", "l4")
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { p.Run(ctx); close(done) }()
+
+		synctest.Wait()
+		if a := snapshot(); len(a) != 0 {
+			t.Fatalf("sent %v before SetOnline(true)", a)
+		}
+		p.SetOnline(true)
+		synctest.Wait()
+		// l0 sent, l1 failed: the pacer went offline with l1 kept first.
+		if a := snapshot(); !slices.Equal(a, []string{"alice:l0", "alice:l1"}) {
+			t.Fatalf("attempts %v, want l0 then the failing l1", a)
+		}
+		p.mu.Lock()
+		online := p.online
+		p.mu.Unlock()
+		if online {
+			t.Errorf("still online after a failed send")
+		}
+		if q, _ := p.Stats(); q != 4 {
+			t.Errorf("queued %d after the failed send, want 4", q)
+		}
+		time.Sleep(time.Hour) // fake time: nothing is sent while offline
+		if a := snapshot(); len(a) != 2 {
+			t.Fatalf("sent while offline: %v", a)
+		}
+		p.SetOnline(true)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		want := []string{"alice:l0", "alice:l1", "alice:l1", "alice:l2", "alice:l3", "alice:l4"}
+		if a := snapshot(); !slices.Equal(a, want) {
+			t.Fatalf("attempts %v, want %v", a, want)
+		}
+		// Paced: after the failure (which spent a token) the bucket had
+		// refilled during the hour offline, so l1 and l2 go at once, then
+		// l3 and l4 at 2 lines/s.
+		mu.Lock()
+		got := slices.Clone(delivered)
+		mu.Unlock()
+		wantAt := []time.Duration{0, time.Hour, time.Hour, time.Hour + 500*time.Millisecond, time.Hour + time.Second}
+		if !slices.Equal(got, wantAt) {
+			t.Errorf("delivered at %v, want %v", got, wantAt)
+		}
+		cancel()
+		<-done // a hang here fails the bubble
+	})
+}

@@ -1,0 +1,306 @@
+package pircan
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// limitsClock is a settable clock for the limiter tests.
+type limitsClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newLimitsClock() *limitsClock {
+	return &limitsClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *limitsClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *limitsClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func verdictName(v verdict) string {
+	switch v {
+	case allow:
+		return "allow"
+	case denyOnce:
+		return "denyOnce"
+	case denySilent:
+		return "denySilent"
+	}
+	return fmt.Sprintf("verdict(%d)", int(v))
+}
+
+func expectVerdict(t *testing.T, l *requestLimiter, s Sender, want verdict, what string) time.Time {
+	t.Helper()
+	got, until := l.check(s)
+	if got != want {
+		t.Fatalf("%s: check(%+v) = %s, want %s", what, s, verdictName(got), verdictName(want))
+	}
+	return until
+}
+
+func TestDefaultLimitsAreTheSpecs(t *testing.T) {
+	want := Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30}
+	if DefaultLimits != want {
+		t.Errorf("DefaultLimits = %+v, want spec §4's %+v", DefaultLimits, want)
+	}
+}
+
+func TestLimiterPerAccount(t *testing.T) {
+	c := newLimitsClock()
+	t0 := c.now()
+	l := newRequestLimiter(DefaultLimits, c.now)
+	alice := Sender{Account: "alice", Nick: "alice_bot"}
+
+	for i := range 20 {
+		until := expectVerdict(t, l, alice, allow, fmt.Sprintf("request %d", i+1))
+		if !until.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("until = %v, want %v", until, t0.Add(time.Minute))
+		}
+		c.advance(time.Second)
+	}
+	// Over the limit: told once, then silence.
+	until := expectVerdict(t, l, alice, denyOnce, "request 21")
+	if !until.Equal(t0.Add(time.Minute)) {
+		t.Errorf("denyOnce until = %v, want the window's end %v", until, t0.Add(time.Minute))
+	}
+	for i := 22; i <= 60; i++ {
+		expectVerdict(t, l, alice, denySilent, fmt.Sprintf("request %d", i))
+	}
+	// Another nick of the same account changes nothing.
+	expectVerdict(t, l, Sender{Account: "alice", Nick: "other"}, denySilent, "same account, other nick")
+	// Another account is not affected.
+	expectVerdict(t, l, Sender{Account: "bob", Nick: "alice_bot"}, allow, "another account")
+
+	// Still silent just before the window ends.
+	c.t = t0.Add(time.Minute - time.Nanosecond)
+	expectVerdict(t, l, alice, denySilent, "1ns before the window ends")
+	// A fresh window: 20 more, and the caller is told again once.
+	c.t = t0.Add(time.Minute)
+	for i := range 20 {
+		until := expectVerdict(t, l, alice, allow, fmt.Sprintf("new window, request %d", i+1))
+		if !until.Equal(t0.Add(2 * time.Minute)) {
+			t.Fatalf("new window until = %v, want %v", until, t0.Add(2*time.Minute))
+		}
+	}
+	expectVerdict(t, l, alice, denyOnce, "new window, request 21")
+	expectVerdict(t, l, alice, denySilent, "new window, request 22")
+}
+
+// The window is fixed from the first request: 20 requests spread over the
+// minute exhaust it as well as 20 at once.
+func TestLimiterWindowStartsAtFirstRequest(t *testing.T) {
+	c := newLimitsClock()
+	t0 := c.now()
+	l := newRequestLimiter(DefaultLimits, c.now)
+	a := Sender{Account: "a"}
+	c.advance(10 * time.Second) // the window starts at the first request, not at creation
+	start := c.now()
+	for range 20 {
+		expectVerdict(t, l, a, allow, "spread request")
+		c.advance(2 * time.Second) // last at start+38s
+	}
+	c.t = start.Add(59 * time.Second)
+	until := expectVerdict(t, l, a, denyOnce, "21st in the window")
+	if !until.Equal(start.Add(time.Minute)) {
+		t.Errorf("until = %v, want %v (t0 %v)", until, start.Add(time.Minute), t0)
+	}
+	c.t = start.Add(time.Minute)
+	expectVerdict(t, l, a, allow, "after the window")
+}
+
+func TestLimiterCustomLimits(t *testing.T) {
+	c := newLimitsClock()
+	l := newRequestLimiter(Limits{PerCaller: 2, Unidentified: 3, Window: 10 * time.Second}, c.now)
+	a := Sender{Account: "a"}
+	expectVerdict(t, l, a, allow, "1")
+	expectVerdict(t, l, a, allow, "2")
+	expectVerdict(t, l, a, denyOnce, "3")
+	c.advance(10 * time.Second)
+	expectVerdict(t, l, a, allow, "after a 10s window")
+}
+
+func TestLimiterUnidentifiedPerNick(t *testing.T) {
+	c := newLimitsClock()
+	l := newRequestLimiter(DefaultLimits, c.now)
+	for i := range 20 {
+		// Nicks compare with IRC case-folding.
+		nick := []string{"Bob[1]", "bob{1}", "BOB[1]"}[i%3]
+		expectVerdict(t, l, Sender{Nick: nick}, allow, fmt.Sprintf("request %d from %s", i+1, nick))
+	}
+	expectVerdict(t, l, Sender{Nick: "bob{1}"}, denyOnce, "request 21")
+	expectVerdict(t, l, Sender{Nick: "Bob[1]"}, denySilent, "request 22")
+	// An identified caller whose account equals the nick is another key.
+	expectVerdict(t, l, Sender{Account: "bob{1}", Nick: "bob{1}"}, allow, "account named like the nick")
+	// Another nick still has its own 20 (and the shared window has room).
+	expectVerdict(t, l, Sender{Nick: "carol"}, allow, "another nick")
+	c.advance(time.Minute)
+	expectVerdict(t, l, Sender{Nick: "bob{1}"}, allow, "next window")
+}
+
+func TestLimiterUnidentifiedShared(t *testing.T) {
+	c := newLimitsClock()
+	t0 := c.now()
+	l := newRequestLimiter(DefaultLimits, c.now)
+	// Three nicks use up the shared 60.
+	for n := range 3 {
+		for i := range 20 {
+			expectVerdict(t, l, Sender{Nick: fmt.Sprintf("guest%d", n)}, allow, fmt.Sprintf("guest%d request %d", n, i+1))
+		}
+	}
+	// A nick change does not buy more: a fresh nick, under its own limit,
+	// is refused by the shared window, told once.
+	c.advance(30 * time.Second)
+	until := expectVerdict(t, l, Sender{Nick: "guest3"}, denyOnce, "fresh nick over the shared limit")
+	if !until.Equal(t0.Add(time.Minute)) {
+		t.Errorf("until = %v, want the shared window's end %v", until, t0.Add(time.Minute))
+	}
+	expectVerdict(t, l, Sender{Nick: "guest3"}, denySilent, "fresh nick again")
+	if v, _ := l.check(Sender{Nick: "guest4"}); v == allow {
+		t.Errorf("another fresh nick was allowed past the shared limit")
+	}
+	// Identified callers do not share that window.
+	expectVerdict(t, l, Sender{Account: "alice", Nick: "guest5"}, allow, "identified caller")
+	// The shared window ends at t0+1m; guest3's own window (started at
+	// t0+30s) still has room.
+	c.t = t0.Add(time.Minute)
+	expectVerdict(t, l, Sender{Nick: "guest3"}, allow, "after the shared window")
+}
+
+// Identified traffic must not use up the unidentified budget either.
+func TestLimiterIdentifiedDoesNotCountAsUnidentified(t *testing.T) {
+	c := newLimitsClock()
+	l := newRequestLimiter(DefaultLimits, c.now)
+	for n := range 10 {
+		for range 20 {
+			expectVerdict(t, l, Sender{Account: fmt.Sprintf("acct%d", n), Nick: "x"}, allow, "identified")
+		}
+	}
+	expectVerdict(t, l, Sender{Nick: "x"}, allow, "unidentified after 200 identified requests")
+}
+
+// The shared budget is for requests unidentified callers may make. A nick
+// that is already refused by its own limit must not keep using it up: else
+// one unidentified nick sending 61 lines a minute silences every other
+// unidentified caller, and they are never even told (the shared window's
+// one rate_limited reply went to nobody).
+func TestLimiterRefusedRequestsDoNotUseSharedBudget(t *testing.T) {
+	c := newLimitsClock()
+	l := newRequestLimiter(DefaultLimits, c.now)
+	for range 100 {
+		l.check(Sender{Nick: "flooder"})
+	}
+	v, _ := l.check(Sender{Nick: "newcomer"})
+	if v != allow {
+		t.Errorf("after one nick sent 100 requests (20 served), a new unidentified nick gets %v on its first request; "+
+			"want allow (the shared 60 has 40 left)", verdictName(v))
+	}
+}
+
+func TestLimiterConcurrent(t *testing.T) {
+	c := newLimitsClock()
+	l := newRequestLimiter(DefaultLimits, c.now)
+	var mu sync.Mutex
+	counts := map[verdict]int{}
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			v, _ := l.check(Sender{Account: "alice"})
+			mu.Lock()
+			counts[v]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if counts[allow] != 20 || counts[denyOnce] != 1 || counts[denySilent] != 29 {
+		t.Errorf("verdicts %v (allow, denyOnce, denySilent), want 20 allow, 1 denyOnce, 29 denySilent", counts)
+	}
+}
+
+func TestLimiterForgetsFinishedWindows(t *testing.T) {
+	c := newLimitsClock()
+	l := newRequestLimiter(DefaultLimits, c.now)
+	for i := range 100 {
+		l.check(Sender{Account: fmt.Sprintf("a%d", i)})
+		l.check(Sender{Nick: fmt.Sprintf("n%d", i)})
+	}
+	if len(l.windows) != 201 {
+		t.Fatalf("%d windows, want 201 (100 accounts, 100 nicks, shared)", len(l.windows))
+	}
+	c.advance(time.Minute)
+	expectVerdict(t, l, Sender{Account: "a0"}, allow, "after the sweep")
+	if len(l.windows) != 1 {
+		t.Errorf("%d windows kept after every window ended, want 1", len(l.windows))
+	}
+}
+
+func TestOnceEvery(t *testing.T) {
+	c := newLimitsClock()
+	t0 := c.now()
+	o := newOnceEvery(time.Hour, c.now)
+	if !o.first("bob") {
+		t.Fatal("first call: false")
+	}
+	if o.first("bob") {
+		t.Fatal("second call at once: true")
+	}
+	if !o.first("carol") {
+		t.Fatal("another key: false")
+	}
+	c.t = t0.Add(time.Hour - time.Nanosecond)
+	if o.first("bob") {
+		t.Fatal("1ns before the period ends: true")
+	}
+	c.t = t0.Add(time.Hour)
+	if !o.first("bob") {
+		t.Fatal("after the period: false")
+	}
+	// The period restarts from the last yes.
+	c.t = t0.Add(90 * time.Minute)
+	if o.first("bob") {
+		t.Fatal("30 minutes after the last yes: true")
+	}
+	c.t = t0.Add(2 * time.Hour)
+	if !o.first("bob") {
+		t.Fatal("an hour after the last yes: false")
+	}
+}
+
+func TestOnceEveryForgetsOldKeys(t *testing.T) {
+	c := newLimitsClock()
+	o := newOnceEvery(time.Hour, c.now)
+	for i := range 5000 {
+		if !o.first(fmt.Sprintf("nick%d", i)) {
+			t.Fatalf("key %d: false", i)
+		}
+	}
+	c.advance(30 * time.Minute)
+	o.first("half")
+	if len(o.seen) != 5001 {
+		t.Fatalf("%d keys after 30 minutes, want 5001 (none expired)", len(o.seen))
+	}
+	if o.first("nick7") {
+		t.Fatal("a remembered key said yes within the period")
+	}
+	c.advance(30 * time.Minute)
+	if !o.first("fresh") {
+		t.Fatal("new key: false")
+	}
+	if len(o.seen) != 2 {
+		t.Errorf("%d keys kept, want 2 (\"half\" and \"fresh\")", len(o.seen))
+	}
+	if o.first("half") {
+		t.Error(`"half" forgotten before its period ended`)
+	}
+}

@@ -1,0 +1,571 @@
+package pircan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestEncodeExact(t *testing.T) {
+	tests := []struct {
+		name string
+		r    Reply
+		want string
+	}{
+		{"nil fields", Reply{Verb: "LOGOUT"}, `PIRCAN/1 LOGOUT {}`},
+		{"empty object", Reply{Verb: "HELP", Fields: Object{}}, `PIRCAN/1 HELP {}`},
+		{"one string", Reply{Verb: "ECHO", Fields: Object{{"text", "hello"}}}, `PIRCAN/1 ECHO {"text":"hello"}`},
+		{
+			"key order kept, re last",
+			Reply{Verb: "HELLO", Fields: Object{
+				{"zeta", "z"}, {"alpha", "a"}, {"new", true}, {"old", false}, {"re", "r1"},
+			}},
+			`PIRCAN/1 HELLO {"zeta":"z","alpha":"a","new":true,"old":false,"re":"r1"}`,
+		},
+		{
+			"every value type",
+			Reply{Verb: "WHOAMI", Fields: Object{
+				{"agent_id", "6c1f"},
+				{"name", Text("Hazmat Agent")},
+				{"n", 5}, {"neg", -3}, {"big", int64(1) << 40},
+				{"owner", nil},
+				{"caps", []string{"hazmat", "chemistry"}},
+				{"none", []string{}}, {"nil_list", []string(nil)},
+				{"tags", TextList{"x", "y"}},
+				{"nested", Object{{"name", "o"}, {"verification", nil}, {"deep", Object{{"k", Text("v")}}}}},
+				{"empty_obj", Object{}},
+				{"re", "r1"},
+			}},
+			`PIRCAN/1 WHOAMI {"agent_id":"6c1f","name":"Hazmat Agent","n":5,"neg":-3,"big":1099511627776,"owner":null,` +
+				`"caps":["hazmat","chemistry"],"none":[],"nil_list":[],"tags":["x","y"],` +
+				`"nested":{"name":"o","verification":null,"deep":{"k":"v"}},"empty_obj":{},"re":"r1"}`,
+		},
+		{
+			"no HTML escaping",
+			Reply{Verb: "ECHO", Fields: Object{{"text", Text("<b>a & b</b>")}, {"url", "https://x.org/?a=1&b=<2>"}}},
+			`PIRCAN/1 ECHO {"text":"<b>a & b</b>","url":"https://x.org/?a=1&b=<2>"}`,
+		},
+		{
+			"escapes",
+			Reply{Verb: "ECHO", Fields: Object{{"text", Text("q\" b\\ n\n r\r t\t z\x00 u\x1f d\x7f ls\u2028 ps\u2029")}}},
+			`PIRCAN/1 ECHO {"text":"q\" b\\ n\n r\r t\t z\u0000 u\u001f d\u007f ls\u2028 ps\u2029"}`,
+		},
+		{
+			"non-ASCII kept raw",
+			Reply{Verb: "ECHO", Fields: Object{{"text", "é日😀\u0085"}}},
+			"PIRCAN/1 ECHO {\"text\":\"é日😀\u0085\"}",
+		},
+		{
+			"invalid UTF-8 becomes U+FFFD, byte by byte",
+			Reply{Verb: "ECHO", Fields: Object{{"text", "a\xffb\xe2\x82c"}, {"l", []string{"\xc3"}}}},
+			"PIRCAN/1 ECHO {\"text\":\"a\uFFFDb\uFFFD\uFFFDc\",\"l\":[\"\uFFFD\"]}",
+		},
+		{
+			"keys are escaped too",
+			Reply{Verb: "ECHO", Fields: Object{{"a\"b\n", 1}}},
+			`PIRCAN/1 ECHO {"a\"b\n":1}`,
+		},
+		{
+			"list -END line",
+			Reply{Verb: "FIND-END", Fields: Object{{"returned", 0}, {"total", 0}, {"offset", 0}, {"re", "r1"}}},
+			`PIRCAN/1 FIND-END {"returned":0,"total":0,"offset":0,"re":"r1"}`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Encode(tc.r)
+			if err != nil {
+				t.Fatalf("Encode: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("Encode:\n got  %s\n want %s", got, tc.want)
+			}
+			if _, obj := replySplit(t, got); obj == nil {
+				t.Errorf("JSON part is not an object")
+			}
+		})
+	}
+}
+
+func TestEncodeWith(t *testing.T) {
+	base := make(Object, 1, 4)
+	base[0] = Field{"a", 1}
+	x := base.With("re", "x")
+	y := base.With("re", "y") // must not overwrite x's backing array
+	if len(base) != 1 {
+		t.Fatalf("With changed its receiver: %v", base)
+	}
+	gx, _ := Encode(Reply{Verb: "V", Fields: x})
+	gy, _ := Encode(Reply{Verb: "V", Fields: y})
+	if gx != `PIRCAN/1 V {"a":1,"re":"x"}` || gy != `PIRCAN/1 V {"a":1,"re":"y"}` {
+		t.Errorf("With: %s / %s", gx, gy)
+	}
+}
+
+// replySplit checks the reply frame and returns its verb and decoded object.
+func replySplit(t testing.TB, line string) (string, map[string]any) {
+	t.Helper()
+	rest, ok := strings.CutPrefix(line, Prefix+" ")
+	if !ok {
+		t.Fatalf("reply %q does not start with %q", line, Prefix+" ")
+	}
+	verb, js, ok := strings.Cut(rest, " ")
+	if !ok || verb == "" {
+		t.Fatalf("reply %q has no verb and JSON", line)
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(strings.NewReader(js))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil {
+		t.Fatalf("JSON part of %q does not decode: %v", line, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		t.Fatalf("text after the JSON object in %q", line)
+	}
+	return verb, obj
+}
+
+// replyTopKeys lists the keys of a JSON object in wire order.
+func replyTopKeys(t testing.TB, js string) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(js))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not an object: %q", js)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("bad key in %q: %v", js, err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatalf("bad value in %q: %v", js, err)
+		}
+	}
+	return keys
+}
+
+func replyJSONPart(line string) string {
+	_, rest, _ := strings.Cut(line, " ")
+	_, js, _ := strings.Cut(rest, " ")
+	return js
+}
+
+// replyLineOK checks what every encoded line must satisfy.
+func replyLineOK(t testing.TB, line string) {
+	t.Helper()
+	if len(line) > MaxReplyBytes {
+		t.Fatalf("line of %d bytes (> %d): %q", len(line), MaxReplyBytes, line)
+	}
+	if strings.ContainsAny(line, "\r\n\x00") {
+		t.Fatalf("line contains CR, LF or NUL: %q", line)
+	}
+	if !utf8.ValidString(line) {
+		t.Fatalf("line is not valid UTF-8: %q", line)
+	}
+}
+
+// replySanitize is what the encoder promises for invalid UTF-8: each bad byte
+// becomes U+FFFD, the way a Go range loop reads it.
+func replySanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func TestEncodeTruncatesLongText(t *testing.T) {
+	desc := strings.Repeat("d", 500)
+	r := Reply{Verb: "FIND-RESULT", Fields: Object{
+		{"agent_id", "6c1f"}, {"name", Text("Short")}, {"description", Text(desc)}, {"re", "r1"},
+	}}
+	line, err := Encode(r)
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	replyLineOK(t, line)
+	if len(line) != MaxReplyBytes {
+		t.Errorf("ASCII text should be cut to exactly %d bytes, line has %d", MaxReplyBytes, len(line))
+	}
+	if !strings.HasSuffix(line, `","truncated":true,"re":"r1"}`) {
+		t.Errorf("truncated must come just before re, which stays last: %s", line)
+	}
+	if got := replyTopKeys(t, replyJSONPart(line)); !reflect.DeepEqual(got, []string{"agent_id", "name", "description", "truncated", "re"}) {
+		t.Errorf("keys %v", got)
+	}
+	_, obj := replySplit(t, line)
+	if obj["name"] != "Short" || obj["agent_id"] != "6c1f" || obj["re"] != "r1" || obj["truncated"] != true {
+		t.Errorf("other fields changed: %v", obj)
+	}
+	d, _ := obj["description"].(string)
+	if d == "" || !strings.HasPrefix(desc, d) {
+		t.Errorf("description %q is not a non-empty prefix of the original", d)
+	}
+	// The input is untouched.
+	if r.Fields[2].Value != Text(desc) || len(r.Fields) != 4 {
+		t.Errorf("Encode changed its input")
+	}
+}
+
+func TestEncodeTruncatedWithoutRe(t *testing.T) {
+	line, err := Encode(Reply{Verb: "ECHO", Fields: Object{{"text", Text(strings.Repeat("x", 400))}, {"account", "alice"}}})
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	replyLineOK(t, line)
+	if got := replyTopKeys(t, replyJSONPart(line)); !reflect.DeepEqual(got, []string{"text", "account", "truncated"}) {
+		t.Errorf("keys %v, want truncated appended last", got)
+	}
+}
+
+func TestEncodeBoundary(t *testing.T) {
+	frame := len(`PIRCAN/1 ECHO {"text":""}`)
+	at := func(n int) Reply {
+		return Reply{Verb: "ECHO", Fields: Object{{"text", Text(strings.Repeat("x", n-frame))}}}
+	}
+	line, err := Encode(at(MaxReplyBytes))
+	if err != nil || len(line) != MaxReplyBytes || strings.Contains(line, "truncated") {
+		t.Errorf("a reply of exactly %d bytes must pass untouched: %v %d %s", MaxReplyBytes, err, len(line), line)
+	}
+	line, err = Encode(at(MaxReplyBytes + 1))
+	if err != nil || len(line) > MaxReplyBytes || !strings.Contains(line, `"truncated":true`) {
+		t.Errorf("a reply of %d bytes must be truncated: %v %d %s", MaxReplyBytes+1, err, len(line), line)
+	}
+}
+
+func TestEncodeTruncatesOnRuneBoundaries(t *testing.T) {
+	units := []string{"é", "日", "😀", "👩‍👩‍👧", "a😀", `"`, `\`, "\x01", "\u2028", "\xff", "\xe2\x82", "€\xac"}
+	for _, u := range units {
+		for pad := 0; pad < 6; pad++ {
+			text := strings.Repeat("p", pad) + strings.Repeat(u, 400/len(u)+1)
+			r := Reply{Verb: "ECHO", Fields: Object{{"text", Text(text)}, {"re", "r1"}}}
+			line, err := Encode(r)
+			if err != nil {
+				t.Fatalf("Encode(%q…): %v", u, err)
+			}
+			replyLineOK(t, line)
+			_, obj := replySplit(t, line)
+			got, _ := obj["text"].(string)
+			if !strings.HasPrefix(replySanitize(text), got) {
+				t.Errorf("unit %q pad %d: decoded text is not a prefix of the input: %q", u, pad, got)
+			}
+			if obj["truncated"] != true || obj["re"] != "r1" {
+				t.Errorf("unit %q pad %d: %v", u, pad, obj)
+			}
+			// Not cut more than one escaped rune below the cap.
+			if len(line) < MaxReplyBytes-12 {
+				t.Errorf("unit %q pad %d: line cut to %d bytes, far below %d", u, pad, len(line), MaxReplyBytes)
+			}
+		}
+	}
+}
+
+func TestEncodeTruncatesNested(t *testing.T) {
+	long := strings.Repeat("n", 300)
+	r := Reply{Verb: "MESSAGE", Fields: Object{
+		{"message_id", "m1"},
+		{"from", Object{{"agent_id", "a1"}, {"name", Text(long)}}},
+		{"text", Text(long)},
+		{"re", "r1"},
+	}}
+	line, err := Encode(r)
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	replyLineOK(t, line)
+	_, obj := replySplit(t, line)
+	from, _ := obj["from"].(map[string]any)
+	if from == nil || from["agent_id"] != "a1" || !strings.HasPrefix(long, from["name"].(string)) {
+		t.Errorf("nested object: %v", obj["from"])
+	}
+	if !strings.HasPrefix(long, obj["text"].(string)) || obj["truncated"] != true {
+		t.Errorf("text/truncated: %v", obj)
+	}
+	if n := r.Fields[1].Value.(Object)[1].Value; n != Text(long) {
+		t.Errorf("Encode changed the nested input object")
+	}
+}
+
+func TestEncodeTextListShortened(t *testing.T) {
+	long := strings.Repeat("c", 400)
+	list := TextList{"hazmat", long, "chemistry"}
+	line, err := Encode(Reply{Verb: "FIND-RESULT", Fields: Object{{"capabilities", list}, {"re", "r1"}}})
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	replyLineOK(t, line)
+	_, obj := replySplit(t, line)
+	got, _ := obj["capabilities"].([]any)
+	if len(got) != 3 || got[0] != "hazmat" || got[2] != "chemistry" || !strings.HasPrefix(long, got[1].(string)) {
+		t.Errorf("the long item should be shortened, the others kept: %v", got)
+	}
+	if list[1] != long {
+		t.Errorf("Encode changed the input list")
+	}
+}
+
+// TextList items are shortened or dropped from the END (reply.go: "items may
+// be shortened or dropped from the end"): what is left must be a prefix of
+// the list, each item a prefix of the original item.
+func TestEncodeTextListDropsFromEnd(t *testing.T) {
+	var list TextList
+	for i := range 20 {
+		list = append(list, fmt.Sprintf("cap%02d-%s", i, strings.Repeat("x", 25)))
+	}
+	orig := append(TextList(nil), list...)
+	line, err := Encode(Reply{Verb: "FIND-RESULT", Fields: Object{{"agent_id", "a1"}, {"capabilities", list}, {"re", "r1"}}})
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	replyLineOK(t, line)
+	_, obj := replySplit(t, line)
+	got, _ := obj["capabilities"].([]any)
+	if len(got) == 0 || len(got) >= len(orig) {
+		t.Fatalf("want some but not all items kept, got %d", len(got))
+	}
+	for i, g := range got {
+		if !strings.HasPrefix(orig[i], g.(string)) {
+			t.Fatalf("item %d is %q, not a prefix of %q: items were dropped from the front/middle, not the end (kept %v)", i, g, orig[i], got)
+		}
+	}
+	if !reflect.DeepEqual(list, orig) {
+		t.Errorf("Encode changed the input list")
+	}
+}
+
+func TestEncodeTooLong(t *testing.T) {
+	// Plain strings are never shortened: a reply that cannot fit is a bug.
+	_, err := Encode(Reply{Verb: "ERROR", Fields: Object{{"verb", strings.Repeat("V", 390)}, {"message", Text("m")}}})
+	if !errors.Is(err, ErrReplyTooLong) {
+		t.Errorf("Encode: %v, want ErrReplyTooLong", err)
+	}
+	_, err = Encode(Reply{Verb: "X", Fields: Object{{"ids", []string{strings.Repeat("i", 200), strings.Repeat("j", 200)}}}})
+	if !errors.Is(err, ErrReplyTooLong) {
+		t.Errorf("Encode of a long []string: %v, want ErrReplyTooLong ([]string is not user text)", err)
+	}
+}
+
+func TestEncodeNeverBreaksTheLine(t *testing.T) {
+	nasty := []string{
+		"a\r\nPRIVMSG #x :owned", "\n", "\r", "\x00", "nul\x00in", "\x01ACTION x\x01", "\x1b[31m", "\x7f",
+		"\u0085", "\u2028\u2029", "\xff\xfe", "\xc0\x8a", "\xed\xa0\x80", "\"\\", "\t\v\f",
+	}
+	for _, s := range nasty {
+		r := Reply{Verb: "ECHO", Fields: Object{
+			{s, s}, {"text", Text(s)}, {"list", TextList{s, s}}, {"strs", []string{s}},
+			{"obj", Object{{"k", Text(s)}}}, {"re", s},
+		}}
+		line, err := Encode(r)
+		if err != nil {
+			t.Fatalf("Encode(%q): %v", s, err)
+		}
+		replyLineOK(t, line)
+		if strings.ContainsAny(line, "\u2028\u2029") {
+			t.Errorf("raw U+2028/U+2029 in %q", line)
+		}
+		_, obj := replySplit(t, line)
+		want := replySanitize(s)
+		if obj[want] != want || obj["text"] != want || obj["re"] != want {
+			t.Errorf("Encode(%q) decodes to %v", s, obj)
+		}
+		if l, _ := obj["list"].([]any); len(l) != 2 || l[0] != want || l[1] != want {
+			t.Errorf("list: %v", obj["list"])
+		}
+		// And the long, truncated form.
+		long := strings.Repeat(s, 400/len(s)+1)
+		line, err = Encode(Reply{Verb: "ECHO", Fields: Object{{"text", Text(long)}, {"list", TextList{long}}, {"re", "r1"}}})
+		if err != nil {
+			t.Fatalf("Encode(long %q): %v", s, err)
+		}
+		replyLineOK(t, line)
+		if strings.ContainsAny(line, "\u2028\u2029") {
+			t.Errorf("raw U+2028/U+2029 in %q", line)
+		}
+		replySplit(t, line)
+	}
+}
+
+func TestEncodePlain(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"PIRCAN help: send PIRCAN/1 HELP", "PIRCAN help: send PIRCAN/1 HELP"},
+		{"line1\r\nline2", "line1  line2"},
+		{"a\x00b\tc\x7fd\x01e", "a b c d e"},
+		{"é 😀 <b>&", "é 😀 <b>&"},
+		{"bad \xff\xfe byte", "bad \uFFFD byte"},
+	}
+	for _, tc := range tests {
+		got, err := Encode(Reply{Plain: tc.in, Verb: "IGNORED", Fields: Object{{"a", 1}}})
+		if err != nil {
+			t.Fatalf("Encode(Plain %q): %v", tc.in, err)
+		}
+		if got != tc.want {
+			t.Errorf("Encode(Plain %q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// A plain line is capped at MaxReplyBytes raw bytes, whatever it contains.
+func TestEncodePlainLength(t *testing.T) {
+	for _, unit := range []string{"a", "é", "日", "😀", "a😀", "\n", "\xff", `"`, `\`, "\u2028"} {
+		for pad := 0; pad < 4; pad++ {
+			in := strings.Repeat("p", pad) + strings.Repeat(unit, 1000/len(unit))
+			got, err := Encode(Reply{Plain: in})
+			if err != nil {
+				t.Fatalf("Encode: %v", err)
+			}
+			if len(got) > MaxReplyBytes {
+				t.Errorf("Plain of %q×%d (pad %d): %d bytes, more than %d", unit, 1000/len(unit), pad, len(got), MaxReplyBytes)
+				continue
+			}
+			if strings.ContainsAny(got, "\r\n\x00") || !utf8.ValidString(got) {
+				t.Errorf("Plain line %q is not one valid line", got)
+			}
+			// Runs of invalid bytes collapse to one U+FFFD; otherwise the
+			// line must be cut near the cap, not far below it.
+			if full := strings.ToValidUTF8(in, "\uFFFD"); len(full) > MaxReplyBytes && len(got) < MaxReplyBytes-12 {
+				t.Errorf("Plain of %q cut to %d bytes, far below %d", unit, len(got), MaxReplyBytes)
+			}
+		}
+	}
+}
+
+// replyRefLen is the length the encoder must give s: an independent statement of
+// the escaping rules (short escapes, \u00XX for other controls and DEL,
+// \u2028/\u2029, U+FFFD per invalid byte, everything else raw).
+func replyRefLen(s string) int {
+	n := 2
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+			n += 2
+		case r < 0x20 || r == 0x7f || r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += utf8.RuneLen(r)
+		}
+	}
+	return n
+}
+
+func replyRefListLen(l []string) int {
+	n := 2
+	for i, s := range l {
+		if i > 0 {
+			n++
+		}
+		n += replyRefLen(s)
+	}
+	return n
+}
+
+// replyPrefixSubsequence reports whether every item of got is a prefix of an
+// item of want, in order (items dropped or shortened, never invented).
+func replyPrefixSubsequence(got []any, want []string) bool {
+	j := 0
+	for _, g := range got {
+		gs, ok := g.(string)
+		if !ok {
+			return false
+		}
+		for j < len(want) && !strings.HasPrefix(want[j], gs) {
+			j++
+		}
+		if j == len(want) {
+			return false
+		}
+		j++
+	}
+	return true
+}
+
+func FuzzEncode(f *testing.F) {
+	f.Add("Hazmat Agent", "hazmat", "chemistry", "6c1f", "r1")
+	f.Add(strings.Repeat("é", 200), strings.Repeat("😀", 50), "x", "id", "r2")
+	f.Add("a\r\nb\x00", "\u2028", "\xff", "\"\\", "\x01")
+	f.Add(strings.Repeat(`"`, 300), strings.Repeat("\x01", 100), strings.Repeat("c", 120), "", "")
+	f.Add("", "", "", strings.Repeat("s", 330), strings.Repeat("r", 64))
+	f.Add("t", "", strings.Repeat("日", 130), "", "r")
+	f.Fuzz(func(t *testing.T, text, a, b, s, re string) {
+		r := Reply{Verb: "FIND-RESULT", Fields: Object{
+			{"agent_id", s},
+			{"name", Text(text)},
+			{"capabilities", TextList{a, b}},
+			{"from", Object{{"name", Text(b + text)}, {"n", len(a)}}},
+			{"re", re},
+		}}
+		frame := len(`PIRCAN/1 FIND-RESULT {"agent_id":,"name":,"capabilities":,"from":{"name":,"n":},"re":}`) +
+			len(fmt.Sprint(len(a)))
+		fullLen := frame + replyRefLen(s) + replyRefLen(text) + replyRefListLen([]string{a, b}) + replyRefLen(b+text) + replyRefLen(re)
+		minLen := frame + replyRefLen(s) + 2 + 2 + 2 + replyRefLen(re) + len(`,"truncated":true`)
+
+		line, err := Encode(r)
+		if err != nil {
+			if !errors.Is(err, ErrReplyTooLong) {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if minLen <= MaxReplyBytes {
+				t.Fatalf("ErrReplyTooLong, but emptying the user text would fit (%d bytes)", minLen)
+			}
+			return
+		}
+		replyLineOK(t, line)
+		if strings.ContainsAny(line, "\u2028\u2029") {
+			t.Fatalf("raw U+2028/U+2029 in %q", line)
+		}
+		if minLen > MaxReplyBytes && fullLen > MaxReplyBytes {
+			t.Fatalf("a reply that cannot fit was encoded: %q", line)
+		}
+		verb, obj := replySplit(t, line)
+		if verb != "FIND-RESULT" {
+			t.Fatalf("verb %q", verb)
+		}
+		truncated := fullLen > MaxReplyBytes
+		wantKeys := []string{"agent_id", "name", "capabilities", "from", "re"}
+		if truncated {
+			wantKeys = []string{"agent_id", "name", "capabilities", "from", "truncated", "re"}
+		}
+		if got := replyTopKeys(t, replyJSONPart(line)); !reflect.DeepEqual(got, wantKeys) {
+			t.Fatalf("keys %v, want %v (full length %d)", got, wantKeys, fullLen)
+		}
+		if obj["agent_id"] != replySanitize(s) || obj["re"] != replySanitize(re) {
+			t.Fatalf("plain strings changed: %q %q", obj["agent_id"], obj["re"])
+		}
+		from, _ := obj["from"].(map[string]any)
+		if from == nil || from["n"] != json.Number(fmt.Sprint(len(a))) {
+			t.Fatalf("from: %v", obj["from"])
+		}
+		caps, _ := obj["capabilities"].([]any)
+		if !truncated {
+			if len(line) != fullLen {
+				t.Fatalf("line has %d bytes, want %d", len(line), fullLen)
+			}
+			if obj["name"] != replySanitize(text) || from["name"] != replySanitize(b+text) ||
+				!reflect.DeepEqual(caps, []any{replySanitize(a), replySanitize(b)}) {
+				t.Fatalf("round trip: %v", obj)
+			}
+			return
+		}
+		if obj["truncated"] != true {
+			t.Fatalf("truncated = %v", obj["truncated"])
+		}
+		name, ok := obj["name"].(string)
+		if !ok || !strings.HasPrefix(replySanitize(text), name) {
+			t.Fatalf("name %q is not a prefix of %q", obj["name"], replySanitize(text))
+		}
+		fname, ok := from["name"].(string)
+		if !ok || !strings.HasPrefix(replySanitize(b+text), fname) {
+			t.Fatalf("from.name %q is not a prefix of %q", from["name"], replySanitize(b+text))
+		}
+		if _, isList := obj["capabilities"].([]any); !isList || !replyPrefixSubsequence(caps, []string{replySanitize(a), replySanitize(b)}) {
+			t.Fatalf("capabilities %v not shortened items of %q", obj["capabilities"], []string{a, b})
+		}
+	})
+}
