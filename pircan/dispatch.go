@@ -157,7 +157,7 @@ func (s *Service) finish(id *string, replies []Reply) []Reply {
 }
 
 func errorReply(verbName string, e *Error, extra ...Field) Reply {
-	f := Object{{"verb", verbName}, {"code", string(e.Code)}}
+	f := Object{{"verb", Text(verbName)}, {"code", string(e.Code)}}
 	if e.Field != "" {
 		f = append(f, Field{"field", Text(e.Field)})
 	}

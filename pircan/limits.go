@@ -62,11 +62,20 @@ func (l *requestLimiter) check(s Sender) (verdict, time.Time) {
 	if s.Identified() {
 		return l.take("a:"+s.Account, l.limits.PerCaller, now)
 	}
-	v, until := l.take("n:"+FoldNick(s.Nick), l.limits.PerCaller, now)
-	if gv, guntil := l.take(unidentifiedKey, l.limits.Unidentified, now); gv > v {
-		v, until = gv, guntil
+	own := "n:" + FoldNick(s.Nick)
+	if v, until := l.take(own, l.limits.PerCaller, now); v != allow {
+		return v, until // refused by its own window: does not spend the shared one
 	}
-	return v, until
+	v, until := l.take(unidentifiedKey, l.limits.Unidentified, now)
+	if v == allow {
+		return v, until
+	}
+	// Over the shared limit: each nick is told once, then silence.
+	if w := l.windows[own]; !w.told {
+		w.told = true
+		return denyOnce, until
+	}
+	return denySilent, until
 }
 
 func (l *requestLimiter) take(key string, max int, now time.Time) (verdict, time.Time) {

@@ -32,8 +32,8 @@ type Field struct {
 // shorten it to make a reply fit. Plain strings are never shortened.
 type Text string
 
-// TextList is a list of user-written strings; items may be shortened or
-// dropped from the end to make a reply fit.
+// TextList is a list of user-written strings; whole items may be dropped
+// from the end to make a reply fit.
 type TextList []string
 
 // With returns a copy of the object with one more field.
@@ -179,7 +179,7 @@ func escapedLen(s string) int {
 }
 
 // leaf points at one user-written string inside an Object: a Text field
-// (item < 0) or one item of a TextList field.
+// (item < 0) or the last item of a TextList field.
 type leaf struct {
 	obj  Object
 	i    int
@@ -213,8 +213,9 @@ func leaves(o Object, out []leaf) []leaf {
 		case Text:
 			out = append(out, leaf{o, i, -1})
 		case TextList:
-			for j := range v {
-				out = append(out, leaf{o, i, j})
+			// Only the last item: a list is shortened from its end.
+			if len(v) > 0 {
+				out = append(out, leaf{o, i, len(v) - 1})
 			}
 		case Object:
 			out = leaves(v, out)
@@ -241,7 +242,11 @@ func shortenLongest(o Object, over int) bool {
 	if bestLen < 0 {
 		return false
 	}
-	best.set(cutEscaped(best.get(), over))
+	if best.item >= 0 {
+		best.set("") // list items are dropped whole: a cut capability would be a wrong one
+	} else {
+		best.set(cutEscaped(best.get(), over))
+	}
 	return true
 }
 
@@ -279,8 +284,9 @@ func plainLine(s string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(s, "\uFFFD"))
-	if len(s) > MaxReplyBytes {
-		s = cutEscaped(s, len(s)-MaxReplyBytes)
+	for len(s) > MaxReplyBytes {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
 	}
 	return s
 }

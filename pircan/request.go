@@ -64,8 +64,7 @@ func parseLine(text string) (*Request, *Error) {
 	if err != nil {
 		return req, Errorf(CodeInvalidJSON, "The argument must be one JSON object: %s.", err)
 	}
-	if raw, ok := args["id"]; ok {
-		delete(args, "id")
+	if raw, ok := args["id"]; ok && !isNull(raw) {
 		var id string
 		if err := json.Unmarshal(raw, &id); err != nil {
 			return req, Errorf(CodeInvalidID, `"id" must be a string of at most %d characters.`, MaxIDChars)
@@ -75,6 +74,7 @@ func parseLine(text string) (*Request, *Error) {
 		}
 		req.ID, req.HasID = id, true
 	}
+	delete(args, "id")
 	req.args = args
 	return req, nil
 }
@@ -129,7 +129,7 @@ func (r *Request) Decode(dst any) *Error {
 		if idx < 0 {
 			return FieldError(CodeInvalidArgument, key, "Unknown field %q for %s.", key, r.Verb)
 		}
-		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		if isNull(raw) {
 			continue
 		}
 		f := v.Field(idx)
@@ -140,10 +140,14 @@ func (r *Request) Decode(dst any) *Error {
 	return nil
 }
 
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
+// fieldIndex finds the struct field whose json tag names key; fields
+// without a usable tag are never reachable.
 func fieldIndex(t reflect.Type, key string) int {
 	for i := 0; i < t.NumField(); i++ {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name == key {
+		if name != "" && name != "-" && name == key && t.Field(i).IsExported() {
 			return i
 		}
 	}

@@ -16,9 +16,13 @@ type Backoff struct {
 
 // Next returns the delay before the next attempt and counts the attempt.
 func (b *Backoff) Next() time.Duration {
-	ceil := b.Min << min(b.attempt, 30)
-	if ceil <= 0 || ceil > b.Max {
-		ceil = b.Max
+	ceil := b.Min
+	for i := 0; i < b.attempt && ceil < b.Max; i++ {
+		if ceil > b.Max/2 {
+			ceil = b.Max // doubling would pass Max (or overflow)
+		} else {
+			ceil *= 2
+		}
 	}
 	b.attempt++
 	r := b.rand

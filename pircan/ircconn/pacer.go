@@ -23,6 +23,27 @@ type PacerConfig struct {
 // a server with a fake-lag exemption for the bot sustains.
 var DefaultPacing = PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 500}
 
+// withDefaults fills unset (or unusable) fields from DefaultPacing.
+func (c PacerConfig) withDefaults() PacerConfig {
+	d := DefaultPacing
+	if c.Burst < 1 {
+		c.Burst = d.Burst
+	}
+	if c.PerSecond <= 0 {
+		c.PerSecond = d.PerSecond
+	}
+	if c.GlobalBurst < 1 {
+		c.GlobalBurst = d.GlobalBurst
+	}
+	if c.GlobalRate <= 0 {
+		c.GlobalRate = d.GlobalRate
+	}
+	if c.MaxQueued < 1 {
+		c.MaxQueued = d.MaxQueued
+	}
+	return c
+}
+
 type recipient struct {
 	target  string
 	lines   []string
@@ -53,6 +74,7 @@ func NewPacer(cfg PacerConfig, now func() time.Time, send func(target, line stri
 	if now == nil {
 		now = time.Now
 	}
+	cfg = cfg.withDefaults()
 	return &Pacer{cfg: cfg, now: now, send: send, queues: map[string]*recipient{},
 		global: rate.NewLimiter(rate.Limit(cfg.GlobalRate), cfg.GlobalBurst), wake: make(chan struct{}, 1)}
 }
