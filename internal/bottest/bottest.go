@@ -78,15 +78,31 @@ type Bot struct {
 type Options struct {
 	Limits pircan.Limits // zero: the spec's defaults
 	Pacing ircconn.PacerConfig
-	DSN    string // empty: a fresh database
-	Lobby  string // empty: a lobby of its own, so bots under test never meet
+	DSN    string          // empty: a fresh database
+	Lobby  string          // empty: a lobby of its own, so bots under test never meet
+	Net    *ircnet.Network // nil: the shared network
+}
+
+// PrivateNetwork starts a network for one test (one that restarts or
+// kills the IRC server); it is stopped when the test ends.
+func PrivateNetwork(t testing.TB) *ircnet.Network {
+	t.Helper()
+	n, err := ircnet.Start(t.TempDir())
+	if err != nil {
+		t.Fatalf("IRC network: %v", err)
+	}
+	t.Cleanup(func() { _ = n.Stop() })
+	return n
 }
 
 // Start runs a bot with its own nick, account, database and lobby; it is
 // stopped when the test ends.
 func Start(t testing.TB, o Options) *Bot {
 	t.Helper()
-	n := Network(t)
+	n := o.Net
+	if n == nil {
+		n = Network(t)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	nick := Unique("PIRCAN")
@@ -286,6 +302,17 @@ func (a *Agent) NextLine() string {
 		a.t.Fatalf("%s: no reply from the bot: %v", a.Nick(), err)
 	}
 	return m.Params[1]
+}
+
+// TryNextLine waits up to d for the next NOTICE text from the bot.
+func (a *Agent) TryNextLine(d time.Duration) (string, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	m, err := a.Expect(ctx, a.FromBot())
+	if err != nil {
+		return "", false
+	}
+	return m.Params[1], true
 }
 
 // Ask sends a request line and returns the one reply.

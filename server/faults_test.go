@@ -1,0 +1,90 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/pgtest"
+)
+
+// The database goes away mid-run: requests get internal_error with a ref,
+// the bot stays up, and it serves again by itself when the database is back.
+func TestPostgresRestart(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.StartCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dsn, cleanup, err := pgtest.NewDatabase(ctx, pg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	bot := bottest.Start(t, bottest.Options{DSN: dsn})
+	a := bot.Agents(t, "pgfault", 1)[0]
+	id := a.Hello("")
+
+	pg.Stop()
+	r := a.Ask(`PIRCAN/1 WHOAMI {"id":"down"}`)
+	if r.Code() != "internal_error" || len(r.Str("ref")) < 6 || r.Str("re") != "down" {
+		t.Fatalf("while the database is down: %s", r.Raw)
+	}
+	// ECHO needs no database: the bot itself is still serving.
+	if r := a.Ask(`PIRCAN/1 ECHO`); r.Verb != "ECHO" {
+		t.Fatalf("ECHO while the database is down: %s", r.Raw)
+	}
+	pg.Start()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := a.Ask(`PIRCAN/1 WHOAMI`)
+		if r.Verb == "WHOAMI" {
+			if r.Str("agent_id") != id {
+				t.Fatalf("after the restart: %s", r.Raw)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery: %s", r.Raw)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if !bot.Conn().Registered() {
+		t.Fatal("the bot left IRC during the outage")
+	}
+}
+
+// The IRC server dies and comes back: PIRCAN reconnects with backoff,
+// identifies again, rejoins its channels and serves.
+func TestIRCServerRestart(t *testing.T) {
+	t.Parallel()
+	n := bottest.PrivateNetwork(t)
+	bot := bottest.Start(t, bottest.Options{Net: n})
+	a := bot.Agents(t, "ircfault", 1)[0]
+	id := a.Hello("")
+	waitInChannel(t, bot, bot.Lobby, true)
+
+	if err := n.RestartIRCd(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for bot.Conn().Reconnects() == 0 || !bot.Conn().Registered() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reconnect (reconnects=%d)", bot.Conn().Reconnects())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	waitInChannel(t, bot, bot.Lobby, true)
+	b := bot.Agents(t, "ircback", 1)[0]
+	if r := b.Ask(`PIRCAN/1 ECHO`); r.Str("account") != b.Account {
+		t.Fatalf("after the restart, account tags still reach PIRCAN: %s", r.Raw)
+	}
+	if _, end := b.AskList(`PIRCAN/1 FIND`); end.Code() != "not_registered" {
+		t.Fatalf("b is not registered: %s", end.Raw)
+	}
+	b.Hello("")
+	items, _ := b.AskList(`PIRCAN/1 FIND`)
+	if len(items) != 2 {
+		t.Fatalf("directory survived the IRC restart: %v (want %s and b)", items, id)
+	}
+}
