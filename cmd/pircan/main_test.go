@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creatimus/pircan/internal/pgtest"
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store"
+)
+
+func TestOperatorCommands(t *testing.T) {
+	dsn := pgtest.Database(t)
+	t.Setenv("PIRCAN_DATABASE_URL", dsn)
+	t.Setenv("USER", "carol")
+	ctx := t.Context()
+	if err := runMigrate(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	agent, _, err := st.Hello(ctx, "alice", "alice", pircan.Profile{}, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	run := func(args ...string) error { out.Reset(); return runChannel(ctx, args, &out) }
+	if err := run("add", "#chem", "--topic", "Chemistry"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("add", "#vault", "--private"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("add", "#CHEM"); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("duplicate add: %v", err)
+	}
+	if err := run("add", "nohash"); err == nil {
+		t.Fatal("a bad channel name was accepted")
+	}
+	if err := run("invite", "#vault", agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("invite", "#vault", "not-a-uuid"); err == nil {
+		t.Fatal("invite of a non-agent succeeded")
+	}
+	if err := run("list"); err != nil {
+		t.Fatal(err)
+	}
+	list := out.String()
+	if !strings.Contains(list, "#chem") || !strings.Contains(list, "Chemistry") || !hasRow(list, "#vault", "true", "0", "1") {
+		t.Fatalf("channel list:\n%s", list)
+	}
+	if err := run("remove", "#chem"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("remove", "#chem"); err == nil {
+		t.Fatal("removing a missing channel succeeded")
+	}
+
+	// The audit log shows every operator action, with who did it.
+	out.Reset()
+	if err := runAudit(ctx, []string{"--limit", "10"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var e store.AuditEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		if strings.HasPrefix(e.Action, "channel.") && e.ActorAccount != "operator:carol" {
+			t.Errorf("operator not recorded: %+v", e)
+		}
+		actions = append(actions, e.Action)
+	}
+	if got := strings.Join(actions, " "); got != "agent.register channel.add channel.add channel.invite channel.remove" {
+		t.Fatalf("audit actions: %s", got)
+	}
+}
+
+// audit --follow prints entries appended after it started.
+func TestAuditFollow(t *testing.T) {
+	dsn := pgtest.Database(t)
+	t.Setenv("PIRCAN_DATABASE_URL", dsn)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := runMigrate(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = runAudit(ctx, []string{"--follow"}, pw)
+		pw.Close()
+	}()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	time.Sleep(300 * time.Millisecond) // let it reach LISTEN; entries before that are read anyway
+	if err := st.AddChannel(ctx, "op", "#late", false, ""); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(pr)
+	var e store.AuditEntry
+	if err := dec.Decode(&e); err != nil || e.Action != "channel.add" || e.Subject != "#late" {
+		t.Fatalf("followed entry: %+v %v", e, err)
+	}
+	cancel()
+	go io.Copy(io.Discard, pr)
+	wg.Wait()
+}
+
+// hasRow reports whether a table line starts with these columns.
+func hasRow(table string, cols ...string) bool {
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Fields(line); len(f) >= len(cols) && strings.Join(f[:len(cols)], " ") == strings.Join(cols, " ") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	c := newCommon("serve")
+	t.Setenv("PIRCAN_NICK", "FromEnv")
+	t.Setenv("PIRCAN_LOBBY", "#envlobby")
+	if err := c.parse([]string{"--nick", "FromFlag"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := serverConfig(c.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.IRC.Nick != "FromFlag" || cfg.IRC.Lobby != "#envlobby" || cfg.Limits.PerCaller != 20 || cfg.IRC.Server != "127.0.0.1:6697" {
+		t.Fatalf("precedence: %+v", cfg.IRC)
+	}
+	t.Setenv("PIRCAN_IRC_TLS", "maybe")
+	c = newCommon("serve")
+	if err := c.parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := serverConfig(c.cfg); err == nil {
+		t.Fatal("a bad boolean was accepted")
+	}
+}
