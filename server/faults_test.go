@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,7 +62,8 @@ func TestPostgresRestart(t *testing.T) {
 func TestIRCServerRestart(t *testing.T) {
 	t.Parallel()
 	n := bottest.PrivateNetwork(t)
-	bot := bottest.Start(t, bottest.Options{Net: n})
+	var logs syncBuffer
+	bot := bottest.Start(t, bottest.Options{Net: n, Log: &logs})
 	a := bot.Agents(t, "ircfault", 1)[0]
 	id := a.Hello("")
 	waitInChannel(t, bot, bot.Lobby, true)
@@ -87,4 +91,33 @@ func TestIRCServerRestart(t *testing.T) {
 	if len(items) != 2 {
 		t.Fatalf("directory survived the IRC restart: %v (want %s and b)", items, id)
 	}
+	// Two SASL logins and an OPER happened, all logged at debug level: no
+	// secret may appear in the logs.
+	out := logs.String()
+	if !strings.Contains(out, "connected to IRC") {
+		t.Fatalf("logs were not captured:\n%s", out)
+	}
+	for _, secret := range []string{bot.SASLPassword(), n.BotOperPass, bot.DSN} {
+		if strings.Contains(out, secret) {
+			t.Errorf("a secret is in the logs: %q", secret)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the bot's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

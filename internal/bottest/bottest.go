@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -66,12 +67,13 @@ func Unique(base string) string { return fmt.Sprintf("%s%d", base, seq.Add(1)) }
 // Bot is a running PIRCAN under test.
 type Bot struct {
 	*server.Bot
-	Net   *ircnet.Network
-	Nick  string
-	Lobby string
-	DSN   string
-	stop  context.CancelFunc
-	done  chan error
+	Net      *ircnet.Network
+	Nick     string
+	Lobby    string
+	DSN      string
+	password string
+	stop     context.CancelFunc
+	done     chan error
 }
 
 // Options adjust a test bot.
@@ -81,6 +83,8 @@ type Options struct {
 	DSN    string          // empty: a fresh database
 	Lobby  string          // empty: a lobby of its own, so bots under test never meet
 	Net    *ircnet.Network // nil: the shared network
+	// Log, when set, also receives every log line of the bot, at debug level.
+	Log io.Writer
 }
 
 // PrivateNetwork starts a network for one test (one that restarts or
@@ -133,16 +137,22 @@ func Start(t testing.TB, o Options) *Bot {
 			BackoffMin: 200 * time.Millisecond, BackoffMax: 2 * time.Second,
 		},
 	}
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel).With().Timestamp().Logger()
+	level := zerolog.WarnLevel
 	if testing.Verbose() {
-		log = log.Level(zerolog.DebugLevel)
+		level = zerolog.DebugLevel
 	}
+	var w io.Writer = zerolog.LevelWriterAdapter{Writer: zerolog.NewTestWriter(t)}
+	if o.Log != nil {
+		w = zerolog.MultiLevelWriter(filterLevel{w, level}, o.Log)
+		level = zerolog.DebugLevel
+	}
+	log := zerolog.New(w).Level(level).With().Timestamp().Logger()
 	bot, err := server.New(ctx, cfg, log)
 	if err != nil {
 		t.Fatalf("bot: %v", err)
 	}
 	runCtx, stop := context.WithCancel(context.Background())
-	b := &Bot{Bot: bot, Net: n, Nick: nick, Lobby: o.Lobby, DSN: o.DSN, stop: stop, done: make(chan error, 1)}
+	b := &Bot{Bot: bot, Net: n, Nick: nick, Lobby: o.Lobby, DSN: o.DSN, password: password, stop: stop, done: make(chan error, 1)}
 	go func() { b.done <- bot.Run(runCtx) }()
 	t.Cleanup(b.Stop)
 	b.WaitServing(t)
@@ -170,6 +180,24 @@ func (b *Bot) Stop() {
 	case <-time.After(30 * time.Second):
 	}
 }
+
+// filterLevel passes on lines at or above min only.
+type filterLevel struct {
+	w   io.Writer
+	min zerolog.Level
+}
+
+func (f filterLevel) Write(p []byte) (int, error) { return f.w.Write(p) }
+
+func (f filterLevel) WriteLevel(l zerolog.Level, p []byte) (int, error) {
+	if l < f.min {
+		return len(p), nil
+	}
+	return f.w.Write(p)
+}
+
+// SASLPassword is the bot's own services password (for log checks).
+func (b *Bot) SASLPassword() string { return b.password }
 
 func randomHex() string {
 	var x [8]byte

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ergochat/irc-go/ircevent"
@@ -89,6 +90,7 @@ type Conn struct {
 	reconnects  int
 	lastFailure string
 	channels    map[string]bool // folded names of channels the bot is in
+	quitting    atomic.Bool     // we sent QUIT: the server's ERROR is expected
 }
 
 // New builds a connection; Run starts it.
@@ -320,6 +322,7 @@ func (c *Conn) session(ctx context.Context, quitMessage string) error {
 
 // quit sends QUIT and waits briefly for the server to close the link.
 func (c *Conn) quit(irc *ircevent.Connection) {
+	c.quitting.Store(true)
 	irc.Quit()
 	deadline := time.Now().Add(3 * time.Second)
 	for irc.Connected() && time.Now().Before(deadline) {
@@ -442,6 +445,10 @@ func (c *Conn) addCallbacks(irc *ircevent.Connection) {
 		c.emit(Event{Kind: AccountChanged, Sender: pircan.Sender{Account: account, Nick: m.Nick()}})
 	})
 	irc.AddCallback("ERROR", func(m ircmsg.Message) {
+		if c.quitting.Load() {
+			c.log.Info().Strs("params", m.Params).Msg("left IRC")
+			return
+		}
 		c.log.Warn().Strs("params", m.Params).Msg("server ERROR")
 	})
 	irc.AddCallback("491", func(m ircmsg.Message) { c.log.Warn().Msg("OPER refused: no fake-lag exemption for the bot") })
