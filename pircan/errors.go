@@ -53,3 +53,38 @@ var (
 	ErrNotFound = fmt.Errorf("not found")
 	ErrConflict = fmt.Errorf("conflict")
 )
+
+// Codes of the handshake and messages (spec §2).
+const (
+	CodeSelfContact        Code = "self_contact"
+	CodeUnknownAgent       Code = "unknown_agent"
+	CodeInvalidScope       Code = "invalid_scope"
+	CodeDuplicateRequest   Code = "duplicate_request"
+	CodeAlreadyAgreed      Code = "already_agreed"
+	CodeCooldown           Code = "cooldown"
+	CodeTooManyPending     Code = "too_many_pending"
+	CodeNotFound           Code = "not_found"
+	CodeNotPending         Code = "not_pending"
+	CodeNotActive          Code = "not_active"
+	CodeLoopLimit          Code = "loop_limit"
+	CodeConversationBudget Code = "conversation_budget"
+)
+
+// Rule errors the store returns from inside its transactions; each
+// handler's table turns them into protocol errors with its own words.
+var (
+	ErrSelfContact        = fmt.Errorf("self contact")
+	ErrUnknownAgent       = fmt.Errorf("unknown agent")
+	ErrDuplicateRequest   = fmt.Errorf("duplicate request")
+	ErrAlreadyAgreed      = fmt.Errorf("already agreed")
+	ErrCooldown           = fmt.Errorf("cooldown")
+	ErrTooManyPending     = fmt.Errorf("too many pending")
+	ErrRateLimited        = fmt.Errorf("rate limited")
+	ErrNotPending         = fmt.Errorf("not pending")
+	ErrNotActive          = fmt.Errorf("not active")
+	ErrNotAuthorized      = fmt.Errorf("not authorized")
+	ErrLoopLimit          = fmt.Errorf("loop limit")
+	ErrConversationBudget = fmt.Errorf("conversation budget")
+	ErrInvalidReplyTo     = fmt.Errorf("invalid reply_to")
+	ErrInvalidGrant       = fmt.Errorf("grant exceeds request") // ACCEPT asked for more than requested
+)

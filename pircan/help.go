@@ -19,6 +19,17 @@ func verbTable() map[string]verb {
 		"FIND":     {handle: find, needs: needAgent, args: "q, capability, limit (1-10), offset", summary: "Search the agent directory."},
 		"CHANNELS": {handle: channels, needs: needAgent, args: "q, limit (1-20), offset", summary: "List channels you may join."},
 		"JOIN":     {handle: join, needs: needAgent, args: "channel", summary: "Join a listed channel (private ones by INVITE)."},
+
+		"POLICY":     {handle: policy, needs: needAgent, args: "policy", summary: "Show or set who decides your incoming contact requests."},
+		"CONTACT":    {handle: contact, needs: needAgent, args: "to, purpose, scopes, ttl_days (1-365)", summary: "Ask an agent for an agreement."},
+		"CONTACTS":   {handle: contacts, needs: needAgent, args: "direction, status, limit (1-10), offset", summary: "List contact requests."},
+		"ACCEPT":     {handle: decide(DecideAccept), needs: needAgent, args: "request_id, scopes, ttl_days", summary: "Accept a request (fewer scopes or a shorter ttl allowed)."},
+		"DECLINE":    {handle: decide(DecideDecline), needs: needAgent, args: "request_id", summary: "Decline a request."},
+		"CANCEL":     {handle: decide(DecideCancel), needs: needAgent, args: "request_id", summary: "Cancel your own pending request."},
+		"AGREEMENTS": {handle: agreements, needs: needAgent, args: "all, limit (1-10), offset", summary: "Your agreements (all: also ended ones)."},
+		"REVOKE":     {handle: revoke, needs: needAgent, args: "agreement_id", summary: "End an agreement for both parties."},
+		"SEND":       {handle: send, needs: needAgent, args: "to, text (200 chars), reply_to", summary: "Message an agent you have an agreement with."},
+		"INBOX":      {handle: inbox, needs: needAgent, args: "limit (1-10)", summary: "Your oldest unread messages; marks them read."},
 	}
 }
 

@@ -12,10 +12,16 @@ type Limits struct {
 	Unidentified      int           // requests per Window from all unidentified callers together
 	Window            time.Duration // one minute
 	RegistrationsHour int           // new registrations per hour, network-wide
+	ContactsHour      int           // contact requests per hour per agent
+	PendingMax        int           // pending outgoing requests per agent
+	MessagesHour      int           // messages per hour per sender per agreement
+	MaxHops           int           // deepest reply chain
+	ConversationHour  int           // messages per conversation per hour
 }
 
 // DefaultLimits are the spec's figures.
-var DefaultLimits = Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30}
+var DefaultLimits = Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30,
+	ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40}
 
 // verdict of the request limiter.
 type verdict int

@@ -51,7 +51,8 @@ func expectVerdict(t *testing.T, l *requestLimiter, s Sender, want verdict, what
 }
 
 func TestDefaultLimitsAreTheSpecs(t *testing.T) {
-	want := Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30}
+	want := Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30,
+		ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40}
 	if DefaultLimits != want {
 		t.Errorf("DefaultLimits = %+v, want spec §4's %+v", DefaultLimits, want)
 	}

@@ -60,7 +60,9 @@ func Encode(r Reply) (string, error) {
 	}
 	fields := cloneObject(r.Fields)
 	// "truncated" goes before "re" so the correlation stays last.
-	if n := len(fields); n > 0 && fields[n-1].Key == "re" {
+	if hasKey(fields, "truncated") {
+		// already marked by the handler (a text cut for IRC)
+	} else if n := len(fields); n > 0 && fields[n-1].Key == "re" {
 		fields = append(fields[:n-1:n-1], Field{"truncated", true}, fields[n-1])
 	} else {
 		fields = append(fields, Field{"truncated", true})
@@ -75,6 +77,15 @@ func Encode(r Reply) (string, error) {
 			return "", ErrReplyTooLong
 		}
 	}
+}
+
+func hasKey(o Object, key string) bool {
+	for _, f := range o {
+		if f.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 func encodeLine(verb string, fields Object) string {

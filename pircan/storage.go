@@ -23,6 +23,129 @@ type Store interface {
 	// JoinChannel records the agent as a member of a public channel, or of a
 	// private one it was invited to. Any other channel is ErrNotFound.
 	JoinChannel(ctx context.Context, agentID, name string) (Channel, error)
+
+	// Policy returns an agent's contact policy and whether an owner locked it.
+	Policy(ctx context.Context, agentID string) (policy string, locked bool, err error)
+	// SetPolicy is the agent's own change: ErrNotAuthorized once locked.
+	SetPolicy(ctx context.Context, actor Actor, policy string) error
+	// Contact files a request and applies the target's policy at once.
+	Contact(ctx context.Context, actor Actor, r NewContact, l Limits) (ContactResult, error)
+	Contacts(ctx context.Context, agentID string, incoming bool, status string, limit, offset int) ([]ContactItem, int, error)
+	// Decide accepts, declines or cancels a pending request.
+	Decide(ctx context.Context, actor Actor, d Decision) (DecisionResult, error)
+	Agreements(ctx context.Context, agentID string, includeEnded bool, limit, offset int) ([]AgreementItem, int, error)
+	Revoke(ctx context.Context, actor Actor, agreementID string) error
+	Send(ctx context.Context, actor Actor, m NewMessage, l Limits) (SentMessage, error)
+	// Inbox takes the oldest unread messages, marks exactly those read, and
+	// says how many unread remain.
+	Inbox(ctx context.Context, actor Actor, limit int) (msgs []Message, remaining int, err error)
+}
+
+// Actor is who makes a change, for rules and the audit log.
+type Actor struct {
+	Account string
+	AgentID string
+	ByOwner bool // the agent's owner, from the portal
+}
+
+// Contact policies (spec §3b).
+const (
+	PolicyAgentDecides = "agent-decides"
+	PolicyOwnerDecides = "owner-decides"
+	PolicyAutoAccept   = "auto-accept"
+	PolicyDeny         = "deny"
+)
+
+// NewContact is a CONTACT request.
+type NewContact struct {
+	To      string
+	Purpose string
+	Scopes  []string
+	TTLDays int
+}
+
+// ContactResult says what became of a request at once.
+type ContactResult struct {
+	RequestID   string
+	Status      string // pending, accepted, declined
+	AgreementID string
+}
+
+// PartyRef names the other party of a request or agreement.
+type PartyRef struct {
+	AgentID     string
+	Name        string
+	IRCAccounts []string
+}
+
+// ContactItem is one request in CONTACTS.
+type ContactItem struct {
+	RequestID string
+	Other     PartyRef
+	Purpose   string
+	Scopes    []string
+	TTLDays   int
+	Status    string
+	ExpiresAt time.Time
+}
+
+// Decision kinds.
+const (
+	DecideAccept  = "accept"
+	DecideDecline = "decline"
+	DecideCancel  = "cancel"
+)
+
+// Decision is ACCEPT, DECLINE or CANCEL; Scopes and TTLDays may narrow an
+// accept (nil/0: as requested).
+type Decision struct {
+	Kind      string
+	RequestID string
+	Scopes    []string
+	TTLDays   int
+}
+
+// DecisionResult is what an ACCEPT created.
+type DecisionResult struct {
+	AgreementID string
+	Scopes      []string
+	ExpiresAt   time.Time
+}
+
+// AgreementItem is one agreement in AGREEMENTS.
+type AgreementItem struct {
+	AgreementID string
+	With        PartyRef
+	Role        string // requester or target
+	Scopes      []string
+	Status      string // active, revoked, expired
+	ExpiresAt   time.Time
+}
+
+// NewMessage is a SEND.
+type NewMessage struct {
+	To      string
+	Text    string
+	ReplyTo string
+}
+
+// SentMessage is what SEND stored.
+type SentMessage struct {
+	MessageID      string
+	ConversationID string
+	AgreementID    string
+	Hop            int
+}
+
+// Message is one delivered direct message.
+type Message struct {
+	MessageID      string
+	From           PartyRef
+	AgreementID    string
+	ConversationID string
+	Hop            int
+	At             time.Time
+	Text           string
 }
 
 // ErrRegistrationPaused: too many new registrations in the last hour.

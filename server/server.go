@@ -40,6 +40,7 @@ type Bot struct {
 	svc   *pircan.Service
 	conn  *ircconn.Conn
 	jobs  *dispatcher
+	notes *notifier
 }
 
 // New opens the database (waiting for it if it is down), migrates, and
@@ -67,7 +68,9 @@ func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
 	}
 	conn := ircconn.New(cfg.IRC, log.With().Str("component", "irc").Logger())
 	svc := pircan.NewService(st, conn, pircan.Config{Lobby: cfg.IRC.Lobby, Limits: cfg.Limits}, log)
-	return &Bot{cfg: cfg, log: log, store: st, svc: svc, conn: conn, jobs: newDispatcher(cfg.Workers)}, nil
+	b := &Bot{cfg: cfg, log: log, store: st, svc: svc, conn: conn, jobs: newDispatcher(cfg.Workers)}
+	b.notes = newNotifier(b)
+	return b, nil
 }
 
 func prepare(ctx context.Context, st *store.Store, cfg Config) error {
@@ -114,7 +117,12 @@ func (b *Bot) Run(ctx context.Context) error {
 	defer stopConn()
 	connDone := make(chan error, 1)
 	go func() { connDone <- b.conn.Run(connCtx, "PIRCAN is restarting; back soon") }()
-	go b.followChannels(ctx)
+	go b.follow(ctx, "pircan_channels", func(string) {
+		if b.conn.Registered() {
+			b.joinChannels(ctx, false)
+		}
+	})
+	go b.follow(ctx, "pircan_notify", func(agentID string) { b.notes.wake(ctx, agentID) })
 
 	for {
 		select {
@@ -133,6 +141,7 @@ func (b *Bot) Run(ctx context.Context) error {
 }
 
 func (b *Bot) handle(ctx context.Context, ev ircconn.Event) {
+	b.notes.observe(ctx, ev)
 	switch ev.Kind {
 	case ircconn.Request:
 		key := "a:" + ev.Sender.Account
@@ -145,7 +154,7 @@ func (b *Bot) handle(ctx context.Context, ev ircconn.Event) {
 			b.reply(ev.Sender.Nick, b.svc.Welcome(ev.Sender.Nick))
 		}
 	case ircconn.Connected:
-		go b.joinChannels(ctx)
+		go b.joinChannels(ctx, true)
 	}
 }
 
@@ -170,8 +179,10 @@ func (b *Bot) reply(nick string, replies []pircan.Reply) {
 }
 
 // joinChannels joins every registered channel and leaves removed ones
-// (after each connect, and when an operator changes the list).
-func (b *Bot) joinChannels(ctx context.Context) {
+// (after each connect, and when an operator changes the list). It asks who
+// is in each channel it joins, or in all of them after a connect (refresh),
+// so that presence is known again.
+func (b *Bot) joinChannels(ctx context.Context, refresh bool) {
 	err := untilUp(ctx, b.log, func() error {
 		list, err := b.store.ListAllChannels(ctx)
 		if err != nil {
@@ -187,13 +198,16 @@ func (b *Bot) joinChannels(ctx context.Context) {
 			}
 		}
 		for _, ch := range list {
-			if b.conn.InChannel(ch.Name) {
-				continue
+			joined := b.conn.InChannel(ch.Name)
+			if !joined {
+				b.conn.Join(ch.Name)
+				if ch.Private {
+					// Invite-only and secret: only agents PIRCAN invites get in.
+					b.conn.SetModes(ch.Name, "+is")
+				}
 			}
-			b.conn.Join(ch.Name)
-			if ch.Private {
-				// Invite-only and secret: only agents PIRCAN invites get in.
-				b.conn.SetModes(ch.Name, "+is")
+			if !joined || refresh {
+				b.conn.WhoChannel(ch.Name) // who is here, logged in as whom
 			}
 		}
 		return nil
@@ -203,22 +217,38 @@ func (b *Bot) joinChannels(ctx context.Context) {
 	}
 }
 
-// followChannels joins channels an operator adds while the bot runs.
-func (b *Bot) followChannels(ctx context.Context) {
+// follow calls fn for every Postgres notification on channel: channel
+// changes from operators, and notifications written by any process (the
+// MCP face too) wake delivery at once. After a lost connection it listens
+// again, then wakes every agent with waiting notifications, so none that
+// arrived meanwhile is left behind.
+func (b *Bot) follow(ctx context.Context, channel string, fn func(payload string)) {
 	for ctx.Err() == nil {
-		err := b.store.Listen(ctx, "pircan_channels", func() {
-			if b.conn.Registered() {
-				b.joinChannels(ctx)
+		err := b.store.Listen(ctx, channel, func() {
+			if channel == "pircan_notify" {
+				b.wakeAllWaiting(ctx)
 			}
-		})
+		}, fn)
 		if ctx.Err() != nil {
 			return
 		}
-		b.log.Warn().Err(err).Msg("channel updates: listening again in 5 s")
+		b.log.Warn().Err(err).Str("channel", channel).Msg("database notifications: listening again in 5 s")
 		select {
 		case <-ctx.Done():
 		case <-time.After(5 * time.Second):
 		}
+	}
+}
+
+// wakeAllWaiting wakes delivery for every agent with waiting notifications.
+func (b *Bot) wakeAllWaiting(ctx context.Context) {
+	ids, err := b.store.AgentsWithWaitingNotices(ctx)
+	if err != nil {
+		b.log.Warn().Err(err).Msg("listing waiting notifications")
+		return
+	}
+	for _, id := range ids {
+		b.notes.wake(ctx, id)
 	}
 }
 

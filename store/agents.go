@@ -72,7 +72,7 @@ func createAgent(ctx context.Context, q *db.Queries, account, nick string, p pir
 	if err := q.BindAccount(ctx, db.BindAccountParams{AccountFolded: foldAccount(account), Account: account, AgentID: a.ID}); err != nil {
 		return a, err
 	}
-	return a, audit(ctx, q, account, &a.ID, "agent.register", a.ID, map[string]any{
+	return a, audit(ctx, q, pircan.Actor{Account: account, AgentID: a.ID}, "agent.register", a.ID, map[string]any{
 		"name_bytes": len(a.Name), "description_bytes": len(a.Description), "capabilities": len(a.Capabilities),
 		"card_url": a.CardURL != ""})
 }
@@ -97,7 +97,7 @@ func updateProfile(ctx context.Context, q *db.Queries, row db.AgentByAccountRow,
 	if len(changed) == 0 {
 		return after, nil
 	}
-	return after, audit(ctx, q, account, &row.ID, "agent.update", row.ID, map[string]any{"fields": changed})
+	return after, audit(ctx, q, pircan.Actor{Account: account, AgentID: row.ID}, "agent.update", row.ID, map[string]any{"fields": changed})
 }
 
 func applyProfile(a *pircan.Agent, p pircan.Profile) {

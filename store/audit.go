@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store/db"
 )
 
@@ -15,12 +16,19 @@ var errNoRows = pgx.ErrNoRows
 
 // audit appends one row to the audit log inside the caller's transaction.
 // details carry ids and sizes, never message text or secrets.
-func audit(ctx context.Context, q *db.Queries, actorAccount string, actorAgent *string, action, subject string, details map[string]any) error {
+func audit(ctx context.Context, q *db.Queries, actor pircan.Actor, action, subject string, details map[string]any) error {
+	if details == nil {
+		details = map[string]any{}
+	}
 	b, err := json.Marshal(details)
 	if err != nil {
 		return err
 	}
-	return q.AppendAudit(ctx, db.AppendAuditParams{ActorAccount: actorAccount, ActorAgent: actorAgent,
+	var agent *string
+	if actor.AgentID != "" {
+		agent = &actor.AgentID
+	}
+	return q.AppendAudit(ctx, db.AppendAuditParams{ActorAccount: actor.Account, ActorAgent: agent,
 		Action: action, Subject: subject, Details: b})
 }
 

@@ -46,7 +46,7 @@ func (s *Store) JoinChannel(ctx context.Context, agentID, name string) (pircan.C
 			if err := q.MarkJoined(ctx, db.MarkJoinedParams{ChannelID: row.ID, AgentID: agentID}); err != nil {
 				return err
 			}
-			if err := audit(ctx, q, "", &agentID, "channel.join", row.Name, map[string]any{"private": row.Private}); err != nil {
+			if err := audit(ctx, q, pircan.Actor{AgentID: agentID}, "channel.join", row.Name, map[string]any{"private": row.Private}); err != nil {
 				return err
 			}
 		}
@@ -78,7 +78,7 @@ func (s *Store) AddChannel(ctx context.Context, operator, name string, private b
 			}
 			return err
 		}
-		return audit(ctx, q, operator, nil, "channel.add", name, map[string]any{"private": private, "topic_bytes": len(topic)})
+		return audit(ctx, q, pircan.Actor{Account: operator}, "channel.add", name, map[string]any{"private": private, "topic_bytes": len(topic)})
 	})
 }
 
@@ -124,7 +124,7 @@ func (s *Store) InviteToChannel(ctx context.Context, operator, name, agentID str
 		if err := q.InviteMember(ctx, db.InviteMemberParams{ChannelID: ch.ID, AgentID: agentID}); err != nil {
 			return err
 		}
-		return audit(ctx, q, operator, nil, "channel.invite", ch.Name, map[string]any{"agent_id": agentID})
+		return audit(ctx, q, pircan.Actor{Account: operator}, "channel.invite", ch.Name, map[string]any{"agent_id": agentID})
 	})
 }
 
@@ -138,6 +138,6 @@ func (s *Store) RemoveChannel(ctx context.Context, operator, name string) error 
 		if n == 0 {
 			return pircan.ErrNotFound
 		}
-		return audit(ctx, q, operator, nil, "channel.remove", name, nil)
+		return audit(ctx, q, pircan.Actor{Account: operator}, "channel.remove", name, nil)
 	})
 }

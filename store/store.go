@@ -92,19 +92,21 @@ func notFound(err error) error {
 // foldAccount is the key NickServ account names are compared by.
 func foldAccount(account string) string { return pircan.FoldNick(account) }
 
-// Listen calls fn for every notification on channel until ctx ends or the
-// connection fails.
-func (s *Store) Listen(ctx context.Context, channel string, fn func()) error {
+// Listen calls fn with the payload of every notification on channel until
+// ctx ends or the connection fails. ready is called once listening.
+func (s *Store) Listen(ctx context.Context, channel string, ready func(), fn func(payload string)) error {
 	conn, err := s.listenConn(ctx, channel)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.Background())
+	ready()
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
-		fn()
+		fn(n.Payload)
 	}
 }
 

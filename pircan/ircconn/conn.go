@@ -13,6 +13,7 @@ import (
 	"log"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,8 @@ const (
 	AccountChanged
 	// Connected: the bot is registered, identified and in bot mode.
 	Connected
+	// Present: a WHO of a channel found Sender there, logged in.
+	Present
 )
 
 // Event is one thing the server told the bot.
@@ -91,7 +94,24 @@ type Conn struct {
 	lastFailure string
 	channels    map[string]bool // folded names of channels the bot is in
 	quitting    atomic.Bool     // we sent QUIT: the server's ERROR is expected
+
+	whoMu    sync.Mutex
+	whoSeq   int
+	whoWaits map[string]*whoWait // by WHOX token
 }
+
+type whoWait struct {
+	nick   string // folded
+	result chan whoResult
+}
+
+type whoResult struct {
+	account string
+	online  bool
+}
+
+// channelWhoToken marks WHOX replies to a channel-wide WHO (presence).
+const channelWhoToken = "1"
 
 // New builds a connection; Run starts it.
 func New(cfg Config, logger zerolog.Logger) *Conn {
@@ -107,7 +127,8 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 	if cfg.Pacing.Burst == 0 {
 		cfg.Pacing = DefaultPacing
 	}
-	c := &Conn{cfg: cfg, log: logger, events: make(chan Event, cfg.QueueSize), channels: map[string]bool{}}
+	c := &Conn{cfg: cfg, log: logger, events: make(chan Event, cfg.QueueSize), channels: map[string]bool{},
+		whoWaits: map[string]*whoWait{}}
 	c.pacer = NewPacer(cfg.Pacing, nil, c.sendNotice)
 	return c
 }
@@ -130,6 +151,83 @@ func (c *Conn) Invite(nick, channel string) { c.sendRaw("INVITE", nick, channel)
 func (c *Conn) Join(channels ...string) {
 	for _, ch := range channels {
 		c.sendRaw("JOIN", ch)
+	}
+}
+
+// WhoChannel asks who is in channel with which account; the answers come
+// as Present events.
+func (c *Conn) WhoChannel(channel string) { c.sendRaw("WHO", channel, "%tna,"+channelWhoToken) }
+
+// WhoAccount asks the server which account nick is logged in to now
+// (WHOX). online is false when no such nick is on the network.
+func (c *Conn) WhoAccount(ctx context.Context, nick string) (account string, online bool, err error) {
+	irc := c.current()
+	if irc == nil {
+		return "", false, errOffline
+	}
+	c.whoMu.Lock()
+	c.whoSeq = c.whoSeq%899 + 1
+	token := strconv.Itoa(100 + c.whoSeq)
+	w := &whoWait{nick: pircan.FoldNick(nick), result: make(chan whoResult, 1)}
+	c.whoWaits[token] = w
+	c.whoMu.Unlock()
+	defer func() {
+		c.whoMu.Lock()
+		delete(c.whoWaits, token)
+		c.whoMu.Unlock()
+	}()
+	if err := irc.Send("WHO", nick, "%tna,"+token); err != nil {
+		return "", false, err
+	}
+	select {
+	case r := <-w.result:
+		return r.account, r.online, nil
+	case <-ctx.Done():
+		return "", false, ctx.Err()
+	}
+}
+
+// whoReply handles RPL_WHOSPCRPL (354: me token nick account).
+func (c *Conn) whoReply(m ircmsg.Message) {
+	if len(m.Params) < 4 {
+		return
+	}
+	token, nick, account := m.Params[1], m.Params[2], m.Params[3]
+	if account == "0" {
+		account = ""
+	}
+	if token == channelWhoToken {
+		if account != "" {
+			c.emit(Event{Kind: Present, Sender: pircan.Sender{Account: account, Nick: nick}})
+		}
+		return
+	}
+	c.whoMu.Lock()
+	defer c.whoMu.Unlock()
+	if w := c.whoWaits[token]; w != nil {
+		select {
+		case w.result <- whoResult{account: account, online: true}:
+		default:
+		}
+	}
+}
+
+// whoEnd handles RPL_ENDOFWHO (315: me mask): a lookup that got no 354 is
+// a nick that is not online.
+func (c *Conn) whoEnd(m ircmsg.Message) {
+	if len(m.Params) < 2 {
+		return
+	}
+	mask := pircan.FoldNick(m.Params[1])
+	c.whoMu.Lock()
+	defer c.whoMu.Unlock()
+	for _, w := range c.whoWaits {
+		if w.nick == mask {
+			select {
+			case w.result <- whoResult{}:
+			default: // the 354 came first
+			}
+		}
 	}
 }
 
@@ -451,6 +549,8 @@ func (c *Conn) addCallbacks(irc *ircevent.Connection) {
 		}
 		c.log.Warn().Strs("params", m.Params).Msg("server ERROR")
 	})
+	irc.AddCallback("354", c.whoReply)
+	irc.AddCallback("315", c.whoEnd)
 	irc.AddCallback("491", func(m ircmsg.Message) { c.log.Warn().Msg("OPER refused: no fake-lag exemption for the bot") })
 	irc.AddCallback("381", func(m ircmsg.Message) { c.log.Info().Msg("OPER granted") })
 }

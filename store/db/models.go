@@ -21,6 +21,8 @@ type Agent struct {
 	Search             *string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
+	Policy             string
+	PolicyLocked       bool
 }
 
 type AgentAccount struct {
@@ -28,6 +30,18 @@ type AgentAccount struct {
 	Account       string
 	AgentID       string
 	BoundAt       time.Time
+}
+
+type Agreement struct {
+	ID        string
+	RequestID string
+	Requester string
+	Target    string
+	Scopes    []string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	RevokedAt pgtype.Timestamptz
+	RevokedBy *string
 }
 
 type AuditLog struct {
@@ -54,4 +68,38 @@ type ChannelMember struct {
 	AgentID   string
 	InvitedAt pgtype.Timestamptz
 	JoinedAt  pgtype.Timestamptz
+}
+
+type ContactRequest struct {
+	ID        string
+	FromAgent string
+	ToAgent   string
+	Purpose   string
+	Scopes    []string
+	TtlDays   int32
+	Status    string
+	DecidedBy *string
+	CreatedAt time.Time
+	DecidedAt pgtype.Timestamptz
+}
+
+type Message struct {
+	ID             string
+	AgreementID    string
+	Sender         string
+	Recipient      string
+	ConversationID string
+	ReplyTo        *string
+	Hop            int32
+	Text           string
+	CreatedAt      time.Time
+	ReadAt         pgtype.Timestamptz
+}
+
+type Notification struct {
+	ID          int64
+	AgentID     string
+	Type        string
+	CreatedAt   time.Time
+	DeliveredAt pgtype.Timestamptz
 }

@@ -1,0 +1,15 @@
+-- name: InsertNotification :exec
+INSERT INTO notifications (agent_id, type) VALUES (@agent_id, @type);
+
+-- name: ClaimNotifications :many
+-- Takes every waiting notification of the last 24 hours for delivery.
+UPDATE notifications SET delivered_at = now()
+WHERE agent_id = @agent_id AND delivered_at IS NULL AND created_at > now() - interval '24 hours'
+RETURNING type;
+
+-- name: AgentsWithWaitingNotifications :many
+SELECT DISTINCT agent_id FROM notifications
+WHERE delivered_at IS NULL AND created_at > now() - interval '24 hours';
+
+-- name: AccountsOfAgent :many
+SELECT account FROM agent_accounts WHERE agent_id = @agent_id ORDER BY bound_at;

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/ircconn"
+)
+
+// notifyGap is the least time between two NOTIFY deliveries to one agent:
+// a burst of events becomes one line per type with the current count.
+const notifyGap = 2 * time.Second
+
+// notifier delivers waiting notifications to the nick PIRCAN has seen
+// using the agent's account, after asking the server that the nick still
+// belongs to that account (a nick can change hands unseen).
+type notifier struct {
+	b        *Bot
+	presence *ircconn.Presence
+
+	mu        sync.Mutex
+	last      map[string]time.Time // agent → last delivery
+	scheduled map[string]bool      // agent → a delayed delivery is set
+}
+
+func newNotifier(b *Bot) *notifier {
+	return &notifier{b: b, presence: ircconn.NewPresence(nil), last: map[string]time.Time{}, scheduled: map[string]bool{}}
+}
+
+// observe keeps presence up to date from what the server reports, and
+// wakes delivery for an account that (re)appears.
+func (n *notifier) observe(ctx context.Context, ev ircconn.Event) {
+	account := ev.Sender.Account
+	fresh := false
+	switch ev.Kind {
+	case ircconn.Request, ircconn.Spoke, ircconn.Joined, ircconn.Present:
+		fresh = n.presence.Seen(account, ev.Sender.Nick)
+	case ircconn.NickChanged:
+		account, fresh = n.presence.NickChanged(ev.Sender.Nick, ev.Text, account)
+	case ircconn.AccountChanged:
+		if account == "" {
+			n.presence.Gone(ev.Sender.Nick)
+		} else {
+			fresh = n.presence.Seen(account, ev.Sender.Nick)
+		}
+	case ircconn.Quit:
+		n.presence.Gone(ev.Sender.Nick)
+	case ircconn.Connected:
+		n.presence.Clear()
+	}
+	if fresh {
+		n.b.jobs.submit("appear:"+pircan.FoldNick(account), func() { n.appeared(ctx, account) })
+	}
+}
+
+// appeared wakes delivery for the agent bound to account, if any.
+func (n *notifier) appeared(ctx context.Context, account string) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	agent, err := n.b.store.AgentByAccount(ctx, account)
+	if err == nil {
+		n.wake(ctx, agent.ID)
+	}
+}
+
+// wake delivers now, or after the gap since the last delivery.
+func (n *notifier) wake(ctx context.Context, agentID string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.scheduled[agentID] {
+		return
+	}
+	n.scheduled[agentID] = true
+	wait := time.Until(n.last[agentID].Add(notifyGap))
+	run := func() {
+		n.b.jobs.submit("notify:"+agentID, func() { n.deliver(ctx, agentID) })
+	}
+	if wait <= 0 {
+		run()
+		return
+	}
+	time.AfterFunc(wait, run)
+}
+
+func (n *notifier) deliver(ctx context.Context, agentID string) {
+	n.mu.Lock()
+	delete(n.scheduled, agentID)
+	n.last[agentID] = time.Now()
+	if len(n.last) > 10000 {
+		for id, at := range n.last {
+			if time.Since(at) > notifyGap {
+				delete(n.last, id)
+			}
+		}
+	}
+	n.mu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	nick, account := n.where(ctx, agentID)
+	if nick == "" {
+		return // not visible: it waits (up to 24 hours) for the agent to appear
+	}
+	notices, err := n.b.store.ClaimNotices(ctx, agentID)
+	if err != nil {
+		n.b.log.Warn().Err(err).Str("agent", agentID).Msg("notifications not delivered; will retry when the agent appears")
+		return
+	}
+	n.b.log.Debug().Str("agent", agentID).Str("account", account).Int("types", len(notices)).Msg("NOTIFY")
+	n.b.reply(nick, pircan.NotifyReplies(notices))
+}
+
+// where finds the nick to notify: seen with one of the agent's accounts
+// and, asked now, still logged in to it.
+func (n *notifier) where(ctx context.Context, agentID string) (nick, account string) {
+	accounts, err := n.b.store.AccountsOf(ctx, agentID)
+	if err != nil {
+		return "", ""
+	}
+	for _, account := range accounts {
+		nick, ok := n.presence.Nick(account)
+		if !ok {
+			continue
+		}
+		now, online, err := n.b.conn.WhoAccount(ctx, nick)
+		if err != nil {
+			continue
+		}
+		if !online || pircan.FoldNick(now) != pircan.FoldNick(account) {
+			n.presence.Forget(account) // the nick left or changed hands
+			continue
+		}
+		return nick, account
+	}
+	return "", ""
+}

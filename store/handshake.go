@@ -1,0 +1,316 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store/db"
+)
+
+// Notification types (spec §3 NOTIFY).
+const (
+	NotifyContactRequest = "contact_request"
+	NotifyMessage        = "message"
+	NotifyContactUpdate  = "contact_update"
+	NotifyAgreement      = "agreement_update"
+)
+
+// Policy implements pircan.Store.
+func (s *Store) Policy(ctx context.Context, agentID string) (string, bool, error) {
+	var policy string
+	var locked bool
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		row, err := q.AgentPolicy(ctx, agentID)
+		policy, locked = row.Policy, row.PolicyLocked
+		return notFound(err)
+	})
+	return policy, locked, err
+}
+
+// SetPolicy implements pircan.Store. An owner's change (actor.ByOwner)
+// locks owner-decides; the agent's own change is refused while locked.
+func (s *Store) SetPolicy(ctx context.Context, actor pircan.Actor, policy string) error {
+	return s.withTx(ctx, func(q *db.Queries) error {
+		if actor.ByOwner {
+			if err := q.SetOwnerPolicy(ctx, db.SetOwnerPolicyParams{ID: actor.AgentID, Policy: policy}); err != nil {
+				return err
+			}
+		} else {
+			n, err := q.SetPolicy(ctx, db.SetPolicyParams{ID: actor.AgentID, Policy: policy})
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return pircan.ErrNotAuthorized
+			}
+		}
+		return audit(ctx, q, actor, "policy.set", actor.AgentID, map[string]any{"policy": policy, "by_owner": actor.ByOwner})
+	})
+}
+
+// Contact implements pircan.Store: every rule of CONTACT is checked inside
+// one transaction, and the target's policy decides at once where it can.
+func (s *Store) Contact(ctx context.Context, actor pircan.Actor, r pircan.NewContact, l pircan.Limits) (pircan.ContactResult, error) {
+	var res pircan.ContactResult
+	me := actor.AgentID
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		if r.To == me {
+			return pircan.ErrSelfContact
+		}
+		target, err := q.AgentPolicy(ctx, r.To)
+		if err != nil {
+			if errors.Is(err, errNoRows) {
+				return pircan.ErrUnknownAgent
+			}
+			return err
+		}
+		pair := db.ExpireStaleRequestsParams{FromAgent: me, ToAgent: r.To}
+		if err := q.ExpireStaleRequests(ctx, pair); err != nil {
+			return err
+		}
+		if n, err := q.CountRequestsLastHour(ctx, me); err != nil || n >= int64(l.ContactsHour) {
+			return orErr(err, pircan.ErrRateLimited)
+		}
+		if pending, err := q.HasPendingRequest(ctx, db.HasPendingRequestParams(pair)); err != nil || pending {
+			return orErr(err, pircan.ErrDuplicateRequest)
+		}
+		active, err := q.ActiveAgreementsBetween(ctx, db.ActiveAgreementsBetweenParams{A: me, B: r.To})
+		if err != nil {
+			return err
+		}
+		if pircan.Covers(pircan.Granted(me, agreementScopes(active)), r.Scopes) {
+			return pircan.ErrAlreadyAgreed
+		}
+		if cool, err := q.DeclinedRecently(ctx, db.DeclinedRecentlyParams(pair)); err != nil || cool {
+			return orErr(err, pircan.ErrCooldown)
+		}
+		if n, err := q.CountPendingOutgoing(ctx, me); err != nil || n >= int64(l.PendingMax) {
+			return orErr(err, pircan.ErrTooManyPending)
+		}
+
+		status, decidedBy := "pending", (*string)(nil)
+		switch {
+		case target.Policy == pircan.PolicyDeny:
+			status, decidedBy = "declined", ptr("policy")
+		case target.Policy == pircan.PolicyAutoAccept && slices.Equal(r.Scopes, []string{pircan.ScopeMessage}):
+			status, decidedBy = "accepted", ptr("policy")
+		}
+		row, err := q.InsertContactRequest(ctx, db.InsertContactRequestParams{FromAgent: me, ToAgent: r.To,
+			Purpose: r.Purpose, Scopes: r.Scopes, TtlDays: int32(r.TTLDays), Status: status, DecidedBy: decidedBy})
+		if err != nil {
+			if isUniqueViolation(err) {
+				return pircan.ErrDuplicateRequest // a racing CONTACT to the same target
+			}
+			return err
+		}
+		res = pircan.ContactResult{RequestID: row.ID, Status: status}
+		if err := audit(ctx, q, actor, "contact.request", row.ID, map[string]any{"to": r.To, "scopes": r.Scopes,
+			"ttl_days": r.TTLDays, "purpose_bytes": len(r.Purpose), "status": status}); err != nil {
+			return err
+		}
+		switch status {
+		case "pending":
+			return notify(ctx, q, r.To, NotifyContactRequest)
+		case "accepted":
+			g, err := createAgreement(ctx, q, actor, row.ID, me, r.To, r.Scopes, r.TTLDays)
+			res.AgreementID = g.ID
+			if err != nil {
+				return err
+			}
+			return notify(ctx, q, r.To, NotifyAgreement)
+		}
+		return nil
+	})
+	return res, err
+}
+
+func createAgreement(ctx context.Context, q *db.Queries, actor pircan.Actor, requestID, requester, target string, scopes []string, ttl int) (db.InsertAgreementRow, error) {
+	g, err := q.InsertAgreement(ctx, db.InsertAgreementParams{RequestID: requestID, Requester: requester,
+		Target: target, Scopes: scopes, TtlDays: int32(ttl)})
+	if err != nil {
+		if isUniqueViolation(err) {
+			return g, pircan.ErrNotPending // the request already has its agreement
+		}
+		return g, err
+	}
+	return g, audit(ctx, q, actor, "agreement.create", g.ID, map[string]any{"request_id": requestID,
+		"requester": requester, "target": target, "scopes": scopes, "ttl_days": ttl})
+}
+
+func agreementScopes(rows []db.ActiveAgreementsBetweenRow) []pircan.AgreementScopes {
+	out := make([]pircan.AgreementScopes, len(rows))
+	for i, r := range rows {
+		out[i] = pircan.AgreementScopes{Requester: r.Requester, Scopes: r.Scopes}
+	}
+	return out
+}
+
+// orErr returns err if the query failed, else the rule's error.
+func orErr(err, rule error) error {
+	if err != nil {
+		return err
+	}
+	return rule
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Contacts implements pircan.Store.
+func (s *Store) Contacts(ctx context.Context, agentID string, incoming bool, status string, limit, offset int) ([]pircan.ContactItem, int, error) {
+	var out []pircan.ContactItem
+	total := 0
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		p := db.ListContactsParams{Incoming: incoming, Agent: agentID, Status: status, Lim: int32(limit), Off: int32(offset)}
+		rows, err := q.ListContacts(ctx, p)
+		for _, r := range rows {
+			out = append(out, pircan.ContactItem{RequestID: r.ID, Other: pircan.PartyRef{AgentID: r.OtherID, Name: r.OtherName},
+				Purpose: r.Purpose, Scopes: r.Scopes, TTLDays: int(r.TtlDays), Status: r.Status, ExpiresAt: r.ExpiresAt})
+			total = int(r.Total)
+		}
+		if err == nil && len(rows) == 0 && offset > 0 {
+			p.Off, p.Lim = 0, 1
+			if rows, err = q.ListContacts(ctx, p); err == nil && len(rows) > 0 {
+				total = int(rows[0].Total)
+			}
+		}
+		return err
+	})
+	return out, total, err
+}
+
+// Decide implements pircan.Store: the request row is locked, so of two
+// racing decisions one wins and the other finds it no longer pending.
+func (s *Store) Decide(ctx context.Context, actor pircan.Actor, d pircan.Decision) (pircan.DecisionResult, error) {
+	var res pircan.DecisionResult
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		req, err := q.LockRequest(ctx, d.RequestID)
+		if err != nil {
+			return notFound(err)
+		}
+		mine := req.ToAgent == actor.AgentID
+		if d.Kind == pircan.DecideCancel {
+			mine = req.FromAgent == actor.AgentID
+		}
+		if !mine {
+			return pircan.ErrNotFound // the same answer as for a request that does not exist
+		}
+		if req.Status != "pending" || req.Expired {
+			return pircan.ErrNotPending
+		}
+		if d.Kind != pircan.DecideCancel && !actor.ByOwner {
+			target, err := q.AgentPolicy(ctx, req.ToAgent)
+			if err != nil {
+				return err
+			}
+			if target.Policy == pircan.PolicyOwnerDecides {
+				return pircan.ErrNotAuthorized
+			}
+		}
+		decidedBy := ptr("agent")
+		if actor.ByOwner {
+			decidedBy = ptr("owner")
+		}
+		status := map[string]string{pircan.DecideAccept: "accepted", pircan.DecideDecline: "declined", pircan.DecideCancel: "cancelled"}[d.Kind]
+		if d.Kind == pircan.DecideCancel {
+			decidedBy = nil
+		}
+		scopes, ttl := req.Scopes, int(req.TtlDays)
+		if d.Kind == pircan.DecideAccept {
+			if d.Scopes != nil {
+				if !pircan.Subset(d.Scopes, req.Scopes) {
+					return pircan.ErrInvalidGrant
+				}
+				scopes = d.Scopes
+			}
+			if d.TTLDays != 0 {
+				if d.TTLDays > ttl {
+					return pircan.ErrInvalidGrant
+				}
+				ttl = d.TTLDays
+			}
+		}
+		if err := q.DecideRequest(ctx, db.DecideRequestParams{ID: req.ID, Status: status, DecidedBy: decidedBy}); err != nil {
+			return err
+		}
+		if err := audit(ctx, q, actor, "contact."+d.Kind, req.ID, map[string]any{"by_owner": actor.ByOwner}); err != nil {
+			return err
+		}
+		switch d.Kind {
+		case pircan.DecideCancel:
+			return notify(ctx, q, req.ToAgent, NotifyContactUpdate)
+		case pircan.DecideDecline:
+			return notify(ctx, q, req.FromAgent, NotifyContactUpdate)
+		}
+		g, err := createAgreement(ctx, q, actor, req.ID, req.FromAgent, req.ToAgent, scopes, ttl)
+		if err != nil {
+			return err
+		}
+		res = pircan.DecisionResult{AgreementID: g.ID, Scopes: scopes, ExpiresAt: g.ExpiresAt}
+		if err := notify(ctx, q, req.FromAgent, NotifyContactUpdate); err != nil {
+			return err
+		}
+		if actor.ByOwner { // the agent itself learns of its owner's decision
+			return notify(ctx, q, req.ToAgent, NotifyAgreement)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// Agreements implements pircan.Store.
+func (s *Store) Agreements(ctx context.Context, agentID string, includeEnded bool, limit, offset int) ([]pircan.AgreementItem, int, error) {
+	var out []pircan.AgreementItem
+	total := 0
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		p := db.ListAgreementsParams{Agent: agentID, IncludeEnded: includeEnded, Lim: int32(limit), Off: int32(offset)}
+		rows, err := q.ListAgreements(ctx, p)
+		for _, r := range rows {
+			out = append(out, pircan.AgreementItem{AgreementID: r.ID,
+				With: pircan.PartyRef{AgentID: r.OtherID, Name: r.OtherName, IRCAccounts: r.IrcAccounts},
+				Role: r.Role, Scopes: r.Scopes, Status: r.Status, ExpiresAt: r.ExpiresAt})
+			total = int(r.Total)
+		}
+		if err == nil && len(rows) == 0 && offset > 0 {
+			p.Off, p.Lim = 0, 1
+			if rows, err = q.ListAgreements(ctx, p); err == nil && len(rows) > 0 {
+				total = int(rows[0].Total)
+			}
+		}
+		return err
+	})
+	return out, total, err
+}
+
+// Revoke implements pircan.Store.
+func (s *Store) Revoke(ctx context.Context, actor pircan.Actor, agreementID string) error {
+	return s.withTx(ctx, func(q *db.Queries) error {
+		g, err := q.LockAgreement(ctx, agreementID)
+		if err != nil {
+			return notFound(err)
+		}
+		if g.Requester != actor.AgentID && g.Target != actor.AgentID {
+			return pircan.ErrNotFound
+		}
+		if !g.Active {
+			return pircan.ErrNotActive
+		}
+		if err := q.RevokeAgreement(ctx, db.RevokeAgreementParams{ID: g.ID, RevokedBy: &actor.AgentID}); err != nil {
+			return err
+		}
+		if err := audit(ctx, q, actor, "agreement.revoke", g.ID, map[string]any{"by_owner": actor.ByOwner}); err != nil {
+			return err
+		}
+		other := g.Requester
+		if other == actor.AgentID {
+			other = g.Target
+		}
+		return notify(ctx, q, other, NotifyAgreement)
+	})
+}
+
+// notify queues a content-free notification in the caller's transaction.
+func notify(ctx context.Context, q *db.Queries, agentID, kind string) error {
+	return q.InsertNotification(ctx, db.InsertNotificationParams{AgentID: agentID, Type: kind})
+}

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store/db"
+)
+
+// ClaimNotices takes an agent's waiting notifications (the last 24 hours)
+// for delivery and returns one Notice per type with the count as of now.
+func (s *Store) ClaimNotices(ctx context.Context, agentID string) ([]pircan.Notice, error) {
+	var out []pircan.Notice
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		types, err := q.ClaimNotifications(ctx, agentID)
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, t := range types {
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			n := pircan.Notice{Type: t, Count: -1}
+			switch t {
+			case NotifyContactRequest:
+				c, err := q.CountPendingIncoming(ctx, agentID)
+				if err != nil {
+					return err
+				}
+				n.Count = int(c)
+			case NotifyMessage:
+				c, err := q.CountUnread(ctx, agentID)
+				if err != nil {
+					return err
+				}
+				n.Count = int(c)
+			}
+			out = append(out, n)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// AgentsWithWaitingNotices lists agents that have notifications to deliver.
+func (s *Store) AgentsWithWaitingNotices(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		var err error
+		out, err = q.AgentsWithWaitingNotifications(ctx)
+		return err
+	})
+	return out, err
+}
+
+// AccountsOf lists the IRC accounts bound to an agent.
+func (s *Store) AccountsOf(ctx context.Context, agentID string) ([]string, error) {
+	var out []string
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		var err error
+		out, err = q.AccountsOfAgent(ctx, agentID)
+		return err
+	})
+	return out, err
+}
+
+// NotifyAgent queues a notification outside any other change (tests, and
+// the faces that have no transaction of their own).
+func (s *Store) NotifyAgent(ctx context.Context, agentID, kind string) error {
+	return s.read(ctx, func(ctx context.Context, q *db.Queries) error { return notify(ctx, q, agentID, kind) })
+}
