@@ -256,6 +256,12 @@ func (b *Bot) dial(t testing.TB, base string, n int, identified bool) []*Agent {
 	return out
 }
 
+// Adopt wraps a client the test connected itself (a second connection of
+// an account, say) as an Agent of this bot.
+func (b *Bot) Adopt(t testing.TB, c *ircnet.Client, account string) *Agent {
+	return &Agent{Client: c, Account: account, bot: b, t: t}
+}
+
 // Reply is a parsed NOTICE from the bot.
 type Reply struct {
 	Raw    string
@@ -305,18 +311,49 @@ func (a *Agent) FromBot() func(ircmsg.Message) bool {
 	}
 }
 
-// Next waits for the next reply from the bot, skipping lobby welcomes.
+// Next waits for the next reply from the bot. Unsolicited lines (lobby
+// WELCOME, NOTIFY) are left waiting for NextUnsolicited.
 func (a *Agent) Next() Reply {
 	a.t.Helper()
-	for {
-		line := a.NextLine()
-		r, err := ParseReply(line)
-		if err != nil {
-			a.t.Fatal(err)
+	return a.next(func(verb string) bool { return verb != "WELCOME" && verb != "NOTIFY" })
+}
+
+// NextNotify waits for the next NOTIFY line.
+func (a *Agent) NextNotify() Reply {
+	a.t.Helper()
+	return a.next(func(verb string) bool { return verb == "NOTIFY" })
+}
+
+func (a *Agent) next(want func(verb string) bool) Reply {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	fromBot := a.FromBot()
+	m, err := a.Expect(ctx, func(m ircmsg.Message) bool {
+		if !fromBot(m) {
+			return false
 		}
-		if r.Verb != "WELCOME" {
-			return r
-		}
+		verb, _, _ := strings.Cut(strings.TrimPrefix(m.Params[1], pircan.Prefix+" "), " ")
+		return want(verb)
+	})
+	if err != nil {
+		a.t.Fatalf("%s: no reply from the bot: %v", a.Nick(), err)
+	}
+	r, err := ParseReply(m.Params[1])
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return r
+}
+
+// NoNotify asserts that no NOTIFY reaches this client within d.
+func (a *Agent) NoNotify(d time.Duration) {
+	a.t.Helper()
+	fromBot := a.FromBot()
+	if err := a.ExpectNone(d, func(m ircmsg.Message) bool {
+		return fromBot(m) && strings.HasPrefix(m.Params[1], pircan.Prefix+" NOTIFY ")
+	}); err != nil {
+		a.t.Fatalf("%s: expected no NOTIFY: %v", a.Nick(), err)
 	}
 }
 
