@@ -11,13 +11,16 @@ import (
 
 // Profile field limits (spec §3 HELLO).
 const (
-	maxName          = 80
-	maxDescription   = 300
-	maxCapabilities  = 20
-	maxCapability    = 64
-	maxCardURL       = 300
-	maxQuery         = 100
-	maxChannelName   = 50
+	maxName         = 80
+	maxDescription  = 300
+	maxCapabilities = 20
+	maxCapability   = 64
+	maxCardURL      = 300
+	maxQuery        = 100
+	maxChannelName  = 50
+	// MaxFindTotal is as far as FIND counts matches (BENCHMARKS.md: an exact
+	// count of a common filter over a million agents takes ~0.3 s).
+	MaxFindTotal     = 1000
 	helloNext        = "FIND, CHANNELS, JOIN"
 	selfAssertedNote = "Profiles are self-asserted; card_url is stored, never fetched. No credential is ever sent over IRC."
 )
@@ -157,7 +160,13 @@ func find(ctx context.Context, c *call) ([]Reply, error) {
 			{"capabilities", TextList(ag.Capabilities)}, {"description", Text(ag.Description)},
 		}
 	}
-	return listReplies("FIND-RESULT", "FIND", items, total, q.Offset), nil
+	out := listReplies("FIND-RESULT", "FIND", items, min(total, MaxFindTotal), q.Offset)
+	if total > MaxFindTotal {
+		// A larger directory is counted no further: total is a lower bound.
+		end := &out[len(out)-1]
+		end.Fields = end.Fields.With("total_capped", true)
+	}
+	return out, nil
 }
 
 func channels(ctx context.Context, c *call) ([]Reply, error) {

@@ -3,7 +3,6 @@ package pircan
 import (
 	"context"
 	"fmt"
-	"unicode/utf8"
 )
 
 const (
@@ -69,31 +68,86 @@ func inbox(ctx context.Context, c *call) ([]Reply, error) {
 	if serr != nil {
 		return nil, serr
 	}
-	items := make([]Object, len(msgs))
-	for i, m := range msgs {
-		items[i] = messageFields(m)
+	var out []Reply
+	for _, m := range msgs {
+		out = append(out, messageReplies(m, c.req)...)
 	}
-	return listReplies("MESSAGE", "INBOX", items, len(items)+remaining, 0), nil
+	return append(out, Reply{Verb: "INBOX-END", Fields: Object{
+		{"returned", len(msgs)}, {"total", len(msgs) + remaining}, {"offset", 0}}}), nil
 }
 
-// messageFields is a MESSAGE line. A text longer than fits (or than IRC's
-// 200 characters, for one sent over MCP) is shortened, with "truncated".
-func messageFields(m Message) Object {
-	text := m.Text
-	cut := utf8.RuneCountInString(text) > MaxIRCText
+// messageReplies renders one message for IRC. The spec's MESSAGE fields
+// (four UUIDs, a time) leave room for only part of a 200-character text in
+// a 350-byte line, so the MESSAGE line carries what fits and
+// `"continues":true`, and MESSAGE-MORE lines carry the rest in order: an
+// IRC agent gets every character it may be sent over IRC. A longer text
+// (sent over MCP) is cut at 200 characters with "truncated", as the spec says.
+func messageReplies(m Message, req *Request) []Reply {
+	text := []rune(m.Text)
+	cut := len(text) > MaxIRCText
 	if cut {
-		text = string([]rune(text)[:MaxIRCText])
+		text = text[:MaxIRCText]
 	}
-	f := Object{
+	head := Object{
 		{"message_id", m.MessageID},
 		{"from", Object{{"agent_id", m.From.AgentID}, {"name", Text(m.From.Name)}}},
 		{"agreement_id", m.AgreementID}, {"conversation_id", m.ConversationID},
-		{"hop", m.Hop}, {"at", timeText(m.At)}, {"text", Text(text)},
+		{"hop", m.Hop}, {"at", timeText(m.At)},
 	}
-	if cut {
-		f = append(f, Field{"truncated", true})
+	verb, fields := "MESSAGE", head
+	var out []Reply
+	for {
+		n := fitRunes(verb, fields, text, req)
+		// A plain string: fitRunes measured it, so the encoder never cuts a
+		// piece whose rest is on the next line.
+		line := fields.With("text", string(text[:n]))
+		rest := text[n:]
+		if len(rest) > 0 {
+			line = line.With("continues", true)
+		} else if cut {
+			line = line.With("truncated", true)
+		}
+		out = append(out, Reply{Verb: verb, Fields: line})
+		if len(rest) == 0 {
+			return out
+		}
+		text = rest
+		verb, fields = "MESSAGE-MORE", Object{{"message_id", m.MessageID}}
 	}
-	return f
+}
+
+// fitRunes is how many runes of text fit whole in the line, with its flag
+// and the request's re (or without re, when not even the bare MESSAGE line
+// fits beside it: then Encode leaves re out). A MESSAGE-MORE line always
+// carries at least one rune, so the text moves on.
+func fitRunes(verb string, fields Object, text []rune, req *Request) int {
+	withRe := req != nil && req.HasID
+	fits := func(n int) bool {
+		f := fields.With("text", string(text[:n])).With("continues", true)
+		if withRe {
+			f = f.With("re", req.ID)
+		}
+		return len(encodeLine(verb, f)) <= MaxReplyBytes
+	}
+	if withRe && !fits(0) {
+		withRe = false
+	}
+	lo, hi := 1, len(text)
+	if verb == "MESSAGE" {
+		lo = 0
+	}
+	if fits(hi) {
+		return hi
+	}
+	for lo < hi { // largest n that fits
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }
 
 // String is for logs: never the text.

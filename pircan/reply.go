@@ -73,9 +73,16 @@ func Encode(r Reply) (string, error) {
 		if over <= 0 {
 			return line, nil
 		}
-		if !shortenLongest(fields, over) {
-			return "", ErrReplyTooLong
+		if shortenLongest(fields, over) {
+			continue
 		}
+		// Last resort: a 64-character id beside a reply with many fixed
+		// fields (MESSAGE) cannot fit; deliver the content without "re".
+		if n := len(fields); n > 0 && fields[n-1].Key == "re" {
+			fields = fields[:n-1]
+			continue
+		}
+		return "", ErrReplyTooLong
 	}
 }
 

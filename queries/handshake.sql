@@ -96,3 +96,8 @@ FROM agreements WHERE id = @id FOR UPDATE;
 
 -- name: RevokeAgreement :exec
 UPDATE agreements SET revoked_at = now(), revoked_by = @revoked_by WHERE id = @id;
+
+-- name: LockAgent :exec
+-- Serialises one agent's contact requests, so its hourly and pending
+-- limits are counted without a race.
+SELECT id FROM agents WHERE id = @id FOR UPDATE;

@@ -159,15 +159,14 @@ func (s *Store) FindAgents(ctx context.Context, fq pircan.FindQuery) ([]pircan.A
 		for _, r := range rows {
 			agents = append(agents, pircan.Agent{ID: r.ID, Name: r.Name, Description: r.Description,
 				Capabilities: r.Capabilities, Nick: r.Nick})
-			total = int(r.Total)
 		}
-		if len(rows) == 0 && fq.Offset > 0 {
-			// Past the end the window count is missing; count on its own.
-			n, err := q.CountAgents(ctx, db.CountAgentsParams{Q: p.Q, Capability: p.Capability})
-			total = int(n)
-			return err
+		if fq.Offset == 0 && len(rows) < fq.Limit {
+			total = len(rows) // the whole result is on this page
+			return nil
 		}
-		return nil
+		n, err := q.CountAgents(ctx, db.CountAgentsParams{Q: p.Q, Capability: p.Capability, Cap: pircan.MaxFindTotal + 1})
+		total = int(n)
+		return err
 	})
 	return agents, total, err
 }

@@ -66,6 +66,9 @@ func (s *Store) Contact(ctx context.Context, actor pircan.Actor, r pircan.NewCon
 			}
 			return err
 		}
+		if err := q.LockAgent(ctx, me); err != nil {
+			return err
+		}
 		pair := db.ExpireStaleRequestsParams{FromAgent: me, ToAgent: r.To}
 		if err := q.ExpireStaleRequests(ctx, pair); err != nil {
 			return err

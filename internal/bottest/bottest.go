@@ -76,6 +76,10 @@ type Bot struct {
 	done     chan error
 }
 
+// FastPacing lifts per-recipient pacing for tests of long exchanges
+// (pacing fairness has its own test with the spec's figures).
+var FastPacing = ircconn.PacerConfig{Burst: 1000, PerSecond: 1000, GlobalBurst: 1000, GlobalRate: 1000, MaxQueued: 1000}
+
 // Options adjust a test bot.
 type Options struct {
 	Limits pircan.Limits // zero: the spec's defaults
@@ -407,6 +411,25 @@ func (a *Agent) AskList(line string) (items []Reply, end Reply) {
 		}
 		items = append(items, r)
 	}
+}
+
+// JoinMessages folds MESSAGE-MORE lines into the MESSAGE they continue, so
+// a test sees each message whole, as an agent would reassemble it.
+func JoinMessages(items []Reply) []Reply {
+	var out []Reply
+	for _, it := range items {
+		if it.Verb == "MESSAGE-MORE" && len(out) > 0 && out[len(out)-1].Str("message_id") == it.Str("message_id") {
+			prev := &out[len(out)-1]
+			prev.Fields["text"] = prev.Str("text") + it.Str("text")
+			delete(prev.Fields, "continues")
+			if it.Fields["truncated"] == true {
+				prev.Fields["truncated"] = true
+			}
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 // Hello registers the agent with PIRCAN and returns its agent_id.

@@ -390,6 +390,17 @@ func (q *Queries) ListContacts(ctx context.Context, arg ListContactsParams) ([]L
 	return items, nil
 }
 
+const lockAgent = `-- name: LockAgent :exec
+SELECT id FROM agents WHERE id = $1 FOR UPDATE
+`
+
+// Serialises one agent's contact requests, so its hourly and pending
+// limits are counted without a race.
+func (q *Queries) LockAgent(ctx context.Context, id string) error {
+	_, err := q.db.Exec(ctx, lockAgent, id)
+	return err
+}
+
 const lockAgreement = `-- name: LockAgreement :one
 SELECT id, requester, target, scopes, (revoked_at IS NULL AND expires_at > now())::boolean AS active
 FROM agreements WHERE id = $1 FOR UPDATE
