@@ -57,15 +57,17 @@ func (n *notifier) observe(ctx context.Context, ev ircconn.Event) {
 
 // appeared wakes delivery for the agent bound to account, if any.
 func (n *notifier) appeared(ctx context.Context, account string) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	lookup, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	agent, err := n.b.store.AgentByAccount(ctx, account)
+	agent, err := n.b.store.AgentByAccount(lookup, account)
+	n.b.log.Debug().Err(err).Str("account", account).Msg("account appeared")
 	if err == nil {
 		n.wake(ctx, agent.ID)
 	}
 }
 
-// wake delivers now, or after the gap since the last delivery.
+// wake delivers now, or after the gap since the last delivery. ctx is the
+// bot's: a delivery may run after the caller is gone.
 func (n *notifier) wake(ctx context.Context, agentID string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -103,6 +105,7 @@ func (n *notifier) deliver(ctx context.Context, agentID string) {
 	defer cancel()
 	nick, account := n.where(ctx, agentID)
 	if nick == "" {
+		n.b.log.Debug().Str("agent", agentID).Msg("agent not visible; NOTIFY waits")
 		return // not visible: it waits (up to 24 hours) for the agent to appear
 	}
 	notices, err := n.b.store.ClaimNotices(ctx, agentID)
@@ -128,9 +131,11 @@ func (n *notifier) where(ctx context.Context, agentID string) (nick, account str
 		}
 		now, online, err := n.b.conn.WhoAccount(ctx, nick)
 		if err != nil {
+			n.b.log.Debug().Err(err).Str("nick", nick).Msg("WHO failed; NOTIFY waits")
 			continue
 		}
 		if !online || pircan.FoldNick(now) != pircan.FoldNick(account) {
+			n.b.log.Debug().Str("nick", nick).Str("account", account).Bool("online", online).Msg("nick no longer holds the account; NOTIFY waits")
 			n.presence.Forget(account) // the nick left or changed hands
 			continue
 		}

@@ -850,6 +850,96 @@ func TestRacingContactsKeepTheLimits(t *testing.T) {
 	}
 }
 
+// Two agents asking each other at the same moment are two different pairs:
+// both requests must be stored (the per-requester lock must not deadlock
+// against the other request's foreign-key check on the same agents rows).
+func TestRacingContactsBothDirections(t *testing.T) {
+	h := newHS(t)
+	const pairs = 30
+	as, bs := h.agents("a", pairs), h.agents("b", pairs)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make([]error, 2*pairs)
+	for i := 0; i < pairs; i++ {
+		for dir := 0; dir < 2; dir++ {
+			wg.Add(1)
+			go func(i, dir int) {
+				defer wg.Done()
+				from, to := as[i], bs[i]
+				if dir == 1 {
+					from, to = to, from
+				}
+				<-start
+				_, errs[2*i+dir] = h.contact(from, to)
+			}(i, dir)
+		}
+	}
+	close(start)
+	wg.Wait()
+	failed := 0
+	for i, err := range errs {
+		if err != nil {
+			failed++
+			if failed <= 3 {
+				t.Errorf("contact %d (pair %d, direction %d): %v", i, i/2, i%2, err)
+			}
+		}
+	}
+	if n := h.count("SELECT count(*) FROM contact_requests WHERE status = 'pending'"); n != 2*pairs || failed > 0 {
+		t.Fatalf("%d of %d requests failed; %d pending, want %d", failed, 2*pairs, n, 2*pairs)
+	}
+}
+
+// Racing replies to one conversation and racing sends of one sender: the
+// locked agreement row keeps both budgets exact.
+func TestRacingSendsKeepTheBudgets(t *testing.T) {
+	h := newHS(t)
+	a, b := h.agent("alice"), h.agent("bob")
+	h.agree(a, b)
+	root := h.mustSend(a, b, "root", "")
+	race := func(n int, send func() error) (ok int, errs []error) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		start := make(chan struct{})
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				err := send()
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					ok++
+				} else {
+					errs = append(errs, err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		return ok, errs
+	}
+	ok, errs := race(50, func() error { _, err := h.send(b, a, "re", root.MessageID); return err })
+	if ok != 39 {
+		t.Errorf("%d of 50 racing replies stored, want 39 (40 in the conversation)", ok)
+	}
+	for _, err := range errs {
+		wantErr(t, "racing reply", err, pircan.ErrConversationBudget)
+	}
+	if n := h.count("SELECT count(*) FROM messages WHERE conversation_id = $1", root.ConversationID); n != 40 {
+		t.Errorf("%d messages in the conversation, want 40", n)
+	}
+	// a has sent 1; 130 racing new messages leave exactly 119 places.
+	ok, errs = race(130, func() error { _, err := h.send(a, b, "x", ""); return err })
+	if ok != 119 {
+		t.Errorf("%d of 130 racing sends stored, want 119 (120 per hour)", ok)
+	}
+	for _, err := range errs {
+		wantErr(t, "racing send", err, pircan.ErrRateLimited)
+	}
+}
+
 // --- 5. AGREEMENTS and REVOKE ---
 
 func TestAgreementsListAndRevoke(t *testing.T) {
@@ -1435,6 +1525,50 @@ func mapsEqual(a, b map[string]int) bool {
 		}
 	}
 	return true
+}
+
+func TestRacingClaimsDeliverOnce(t *testing.T) {
+	h := newHS(t)
+	a, b := h.agent("alice"), h.agent("bob")
+	h.agree(b, a)
+	for i := 0; i < 5; i++ {
+		h.mustSend(b, a, "x", "")
+	}
+	waiting := h.count("SELECT count(*) FROM notifications WHERE agent_id = $1 AND delivered_at IS NULL", a.ID)
+	if waiting != 6 { // contact_request and 5 messages
+		t.Fatalf("%d waiting notifications, want 6", waiting)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	got := map[string]int{}
+	start := make(chan struct{})
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			ns, err := h.s.ClaimNotices(h.ctx, a.ID)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, n := range ns {
+				got[n.Type]++
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	// Each notification row is claimed once; a type may reach two claimers
+	// only if its rows were split between them, never more often than rows.
+	if got[store.NotifyContactRequest] != 1 || got[store.NotifyMessage] < 1 || got[store.NotifyMessage] > 5 {
+		t.Errorf("racing claims delivered %v", got)
+	}
+	if n := h.count("SELECT count(*) FROM notifications WHERE agent_id = $1 AND delivered_at IS NULL", a.ID); n != 0 {
+		t.Errorf("%d notifications left waiting", n)
+	}
 }
 
 func TestNoticesOlderThanADayAreNotDelivered(t *testing.T) {
