@@ -134,6 +134,11 @@ func serverConfig(c config) (server.Config, error) {
 			PerCaller:         e.int(c, "rate-per-caller"),
 			Unidentified:      e.int(c, "rate-unidentified"),
 			RegistrationsHour: e.int(c, "registrations-per-hour"),
+			ContactsHour:      e.int(c, "contacts-per-hour"),
+			PendingMax:        e.int(c, "pending-max"),
+			MessagesHour:      e.int(c, "messages-per-hour"),
+			MaxHops:           e.int(c, "max-hops"),
+			ConversationHour:  e.int(c, "conversation-per-hour"),
 			Window:            time.Minute,
 		},
 		IRC: ircconn.Config{

@@ -144,8 +144,12 @@ func TestConfigPrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.IRC.Nick != "FromFlag" || cfg.IRC.Lobby != "#envlobby" || cfg.Limits.PerCaller != 20 || cfg.IRC.Server != "127.0.0.1:6697" {
+	if cfg.IRC.Nick != "FromFlag" || cfg.IRC.Lobby != "#envlobby" || cfg.IRC.Server != "127.0.0.1:6697" {
 		t.Fatalf("precedence: %+v", cfg.IRC)
+	}
+	// Unset, every limit is the spec's figure.
+	if cfg.Limits != pircan.DefaultLimits {
+		t.Fatalf("default limits %+v, want %+v", cfg.Limits, pircan.DefaultLimits)
 	}
 	t.Setenv("PIRCAN_IRC_TLS", "maybe")
 	c = newCommon("serve")
