@@ -99,5 +99,6 @@ UPDATE agreements SET revoked_at = now(), revoked_by = @revoked_by WHERE id = @i
 
 -- name: LockAgent :exec
 -- Serialises one agent's contact requests, so its hourly and pending
--- limits are counted without a race.
-SELECT id FROM agents WHERE id = @id FOR UPDATE;
+-- limits are counted without a race. NO KEY: the foreign-key checks of a
+-- request in the other direction need a share lock on this row.
+SELECT id FROM agents WHERE id = @id FOR NO KEY UPDATE;

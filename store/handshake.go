@@ -89,16 +89,19 @@ func (s *Store) Contact(ctx context.Context, actor pircan.Actor, r pircan.NewCon
 		if cool, err := q.DeclinedRecently(ctx, db.DeclinedRecentlyParams(pair)); err != nil || cool {
 			return orErr(err, pircan.ErrCooldown)
 		}
-		if n, err := q.CountPendingOutgoing(ctx, me); err != nil || n >= int64(l.PendingMax) {
-			return orErr(err, pircan.ErrTooManyPending)
-		}
-
 		status, decidedBy := "pending", (*string)(nil)
 		switch {
 		case target.Policy == pircan.PolicyDeny:
 			status, decidedBy = "declined", ptr("policy")
 		case target.Policy == pircan.PolicyAutoAccept && slices.Equal(r.Scopes, []string{pircan.ScopeMessage}):
 			status, decidedBy = "accepted", ptr("policy")
+		}
+		// The pending limit bounds what waits; a request the policy decides
+		// at once never does.
+		if status == "pending" {
+			if n, err := q.CountPendingOutgoing(ctx, me); err != nil || n >= int64(l.PendingMax) {
+				return orErr(err, pircan.ErrTooManyPending)
+			}
 		}
 		row, err := q.InsertContactRequest(ctx, db.InsertContactRequestParams{FromAgent: me, ToAgent: r.To,
 			Purpose: r.Purpose, Scopes: r.Scopes, TtlDays: int32(r.TTLDays), Status: status, DecidedBy: decidedBy})

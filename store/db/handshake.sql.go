@@ -391,11 +391,12 @@ func (q *Queries) ListContacts(ctx context.Context, arg ListContactsParams) ([]L
 }
 
 const lockAgent = `-- name: LockAgent :exec
-SELECT id FROM agents WHERE id = $1 FOR UPDATE
+SELECT id FROM agents WHERE id = $1 FOR NO KEY UPDATE
 `
 
 // Serialises one agent's contact requests, so its hourly and pending
-// limits are counted without a race.
+// limits are counted without a race. NO KEY: the foreign-key checks of a
+// request in the other direction need a share lock on this row.
 func (q *Queries) LockAgent(ctx context.Context, id string) error {
 	_, err := q.db.Exec(ctx, lockAgent, id)
 	return err
