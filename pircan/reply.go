@@ -59,12 +59,13 @@ func Encode(r Reply) (string, error) {
 		return line, nil
 	}
 	fields := cloneObject(r.Fields)
-	// "truncated" goes before "re" so the correlation stays last.
-	if hasKey(fields, "truncated") {
-		// already marked by the handler (a text cut for IRC)
-	} else if n := len(fields); n > 0 && fields[n-1].Key == "re" {
+	// "truncated" goes before "re" so the correlation stays last; a
+	// handler may have set it already (a text cut for IRC).
+	switch n := len(fields); {
+	case hasKey(fields, "truncated"):
+	case n > 0 && fields[n-1].Key == "re":
 		fields = append(fields[:n-1:n-1], Field{"truncated", true}, fields[n-1])
-	} else {
+	default:
 		fields = append(fields, Field{"truncated", true})
 	}
 	for {

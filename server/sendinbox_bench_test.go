@@ -357,3 +357,34 @@ func init() {
 		}
 	}()
 }
+
+func BenchmarkDbgTwoLines(b *testing.B) {
+	bot := bottest.Start(b, bottest.Options{Pacing: bottest.FastPacing})
+	a := bot.Agents(b, "two", 1)[0]
+	echoNick := startEchoBot(b, bot)
+	ctx := context.Background()
+	me, from := pircan.FoldNick(a.Nick()), pircan.FoldNick(echoNick)
+	match := func(m ircmsg.Message) bool {
+		return m.Command == "NOTICE" && len(m.Params) == 2 && pircan.FoldNick(m.Nick()) == from && pircan.FoldNick(m.Params[0]) == me
+	}
+	for _, n := range []int{1, 2, 3} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var durs []time.Duration
+			for b.Loop() {
+				var lines []string
+				for i := range n {
+					lines = append(lines, fmt.Sprintf("PRIVMSG %s :line %d", echoNick, i))
+				}
+				start := time.Now()
+				a.Raw(strings.Join(lines, "\r\n"))
+				for range n {
+					if _, err := a.Expect(ctx, match); err != nil {
+						b.Fatal(err)
+					}
+				}
+				durs = append(durs, time.Since(start))
+			}
+			b.ReportMetric(rtMillis(rtPercentile(durs, 50)), "p50-ms")
+		})
+	}
+}

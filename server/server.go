@@ -117,12 +117,15 @@ func (b *Bot) Run(ctx context.Context) error {
 	defer stopConn()
 	connDone := make(chan error, 1)
 	go func() { connDone <- b.conn.Run(connCtx, "PIRCAN is restarting; back soon") }()
-	go b.follow(ctx, "pircan_channels", func(string) {
+	go b.follow(ctx, "pircan_channels", func() {}, func(string) {
 		if b.conn.Registered() {
 			b.joinChannels(ctx, false)
 		}
 	})
-	go b.follow(ctx, "pircan_notify", func(agentID string) { b.notes.wake(ctx, agentID) })
+	// Whenever listening (re)starts, notifications written meanwhile are
+	// looked for, so none is left behind by a lost database connection.
+	go b.follow(ctx, "pircan_notify", func() { b.wakeAllWaiting(ctx) },
+		func(agentID string) { b.notes.wake(ctx, agentID) })
 
 	for {
 		select {
@@ -217,18 +220,13 @@ func (b *Bot) joinChannels(ctx context.Context, refresh bool) {
 	}
 }
 
-// follow calls fn for every Postgres notification on channel: channel
-// changes from operators, and notifications written by any process (the
-// MCP face too) wake delivery at once. After a lost connection it listens
-// again, then wakes every agent with waiting notifications, so none that
-// arrived meanwhile is left behind.
-func (b *Bot) follow(ctx context.Context, channel string, fn func(payload string)) {
+// follow calls fn for every Postgres notification on channel (channel
+// changes from operators; notifications written by any process, the MCP
+// face too), and listening each time it starts; after a lost connection it
+// listens again.
+func (b *Bot) follow(ctx context.Context, channel string, listening func(), fn func(payload string)) {
 	for ctx.Err() == nil {
-		err := b.store.Listen(ctx, channel, func() {
-			if channel == "pircan_notify" {
-				b.wakeAllWaiting(ctx)
-			}
-		}, fn)
+		err := b.store.Listen(ctx, channel, listening, fn)
 		if ctx.Err() != nil {
 			return
 		}
