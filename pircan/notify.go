@@ -18,14 +18,15 @@ var countKey = map[string]string{
 
 // NotifyReplies renders one content-free NOTIFY line per type: never a
 // name, purpose or text, since a nick can change hands. A type whose count
-// dropped to zero (already read, say) is not sent.
+// dropped to zero (already read, say) is not sent; one whose count is not
+// known here (-1: tasks, until PIRCAN counts them) is sent without it.
 func NotifyReplies(notices []Notice) []Reply {
 	sort.Slice(notices, func(i, j int) bool { return notices[i].Type < notices[j].Type })
 	var out []Reply
 	for _, n := range notices {
 		f := Object{{"type", n.Type}}
-		if key, ok := countKey[n.Type]; ok {
-			if n.Count <= 0 {
+		if key, ok := countKey[n.Type]; ok && n.Count >= 0 {
+			if n.Count == 0 {
 				continue
 			}
 			f = append(f, Field{key, n.Count})
