@@ -127,14 +127,14 @@ func (b *Bot) Run(ctx context.Context) error {
 	go b.follow(ctx, "pircan_notify", func() { b.wakeAllWaiting(ctx) },
 		func(agentID string) { b.notes.wake(ctx, agentID) })
 
+events:
 	for {
 		select {
 		case ev := <-b.conn.Events():
 			b.handle(ctx, ev)
-			continue
 		case <-ctx.Done():
+			break events
 		}
-		break
 	}
 	b.log.Info().Msg("shutting down: finishing requests in flight")
 	waitTimeout(b.jobs.wait, b.cfg.Drain)
