@@ -121,3 +121,39 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Two processes on one database: exactly one holds the nick and serves;
+// when it dies the other takes over within seconds and delivers the
+// notifications that waited meanwhile.
+func TestHotStandby(t *testing.T) {
+	t.Parallel()
+	primary := bottest.Start(t, bottest.Options{})
+	standby := bottest.StartStandby(t, primary, bottest.Options{})
+	a, b, _, bID := pair(t, primary, "standby")
+	joinLobby(t, primary, b)
+	time.Sleep(2 * time.Second) // the standby has had time to try the lock
+	if standby.Conn().Registered() || !standby.Standby() || primary.Standby() {
+		t.Fatalf("standby registered=%v standby=%v; primary standby=%v",
+			standby.Conn().Registered(), standby.Standby(), primary.Standby())
+	}
+	if r := a.Ask(`PIRCAN/1 WHOAMI`); r.Verb != "WHOAMI" {
+		t.Fatalf("primary serving: %s", r.Raw)
+	}
+
+	primary.Stop() // it dies; its lock goes with its database session
+	must(t, standby.Store().NotifyAgent(context.Background(), bID, "agreement_update"))
+	deadline := time.Now().Add(20 * time.Second)
+	for !standby.Conn().Registered() {
+		if time.Now().After(deadline) {
+			t.Fatal("the standby did not take over within 20 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("took over %v after the primary stopped", time.Since(deadline.Add(-20*time.Second)))
+	if r := a.Ask(`PIRCAN/1 WHOAMI`); r.Verb != "WHOAMI" {
+		t.Fatalf("after the takeover: %s", r.Raw)
+	}
+	if n := b.NextNotify(); n.Str("type") != "agreement_update" {
+		t.Fatalf("waiting NOTIFY after the takeover: %s", n.Raw)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -41,7 +42,14 @@ type Bot struct {
 	conn  *ircconn.Conn
 	jobs  *dispatcher
 	notes *notifier
+	// standby: another process holds the leader lock (alive, not ready).
+	standby atomic.Bool
 }
+
+func (b *Bot) setStandby(on bool) { b.standby.Store(on) }
+
+// Standby reports whether this process is standing by.
+func (b *Bot) Standby() bool { return b.standby.Load() }
 
 // New opens the database (waiting for it if it is down), migrates, and
 // builds the bot.
@@ -111,12 +119,12 @@ func (b *Bot) Conn() *ircconn.Conn { return b.conn }
 
 // Run serves until ctx ends, then stops taking requests, finishes those in
 // flight, flushes replies (bounded by Drain) and quits IRC.
+//
+// Several processes may run on one database: a Postgres advisory lock
+// decides which one holds the IRC nick; the others stand by and take over
+// within about a second of the lock's holder dying.
 func (b *Bot) Run(ctx context.Context) error {
 	defer b.store.Close()
-	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopConn()
-	connDone := make(chan error, 1)
-	go func() { connDone <- b.conn.Run(connCtx, "PIRCAN is restarting; back soon") }()
 	go b.follow(ctx, "pircan_channels", func() {}, func(string) {
 		if b.conn.Registered() {
 			b.joinChannels(ctx, false)
@@ -126,17 +134,81 @@ func (b *Bot) Run(ctx context.Context) error {
 	// looked for, so none is left behind by a lost database connection.
 	go b.follow(ctx, "pircan_notify", func() { b.wakeAllWaiting(ctx) },
 		func(agentID string) { b.notes.wake(ctx, agentID) })
-
-events:
 	for {
+		lead := b.awaitLeadership(ctx)
+		if lead == nil {
+			return nil // ctx ended while standing by
+		}
+		err := b.lead(ctx, lead)
+		if ctx.Err() != nil {
+			return err
+		}
+		b.log.Warn().Msg("another PIRCAN holds the leader lock now: standing by")
+	}
+}
+
+// awaitLeadership stands by until this process holds the leader lock, or
+// ctx ends (nil).
+func (b *Bot) awaitLeadership(ctx context.Context) *store.Leadership {
+	b.setStandby(true)
+	said := false
+	for {
+		lead, err := b.store.TryLead(ctx)
+		if lead != nil {
+			b.log.Info().Msg("holding the leader lock: serving")
+			return lead
+		}
+		if !said || err != nil {
+			b.log.Info().Err(err).Msg("standing by: another PIRCAN holds the leader lock, or the database is away")
+			said = true
+		}
 		select {
-		case ev := <-b.conn.Events():
-			b.handle(ctx, ev)
 		case <-ctx.Done():
-			break events
+			return nil
+		case <-time.After(time.Second):
 		}
 	}
-	b.log.Info().Msg("shutting down: finishing requests in flight")
+}
+
+// lead serves IRC while this process holds the lock, and releases it on
+// return. When the lock's connection fails it tries to take the lock again,
+// serving meanwhile: if the database itself is away, no other process can
+// take it either; if another process took it, this one quits IRC at once.
+func (b *Bot) lead(ctx context.Context, lead *store.Leadership) error {
+	defer func() { lead.Release() }()
+	b.setStandby(false)
+	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopConn()
+	connDone := make(chan error, 1)
+	go func() { connDone <- b.conn.Run(connCtx, "PIRCAN is restarting; back soon") }()
+	events := b.conn.Events()
+	lost := lead.Lost()
+	retry := time.NewTicker(500 * time.Millisecond)
+	defer retry.Stop()
+serve:
+	for {
+		select {
+		case ev := <-events:
+			b.handle(ctx, ev)
+		case <-ctx.Done():
+			break serve
+		case <-lost:
+			lost = nil // now retry below
+		case <-retry.C:
+			if lost != nil {
+				continue
+			}
+			again, err := b.store.TryLead(ctx)
+			switch {
+			case again != nil:
+				lead.Release()
+				lead, lost = again, again.Lost()
+			case err == nil:
+				break serve // held by another process: give the nick up
+			}
+		}
+	}
+	b.log.Info().Msg("leaving: finishing requests in flight")
 	waitTimeout(b.jobs.wait, b.cfg.Drain)
 	b.conn.Flush(b.cfg.Drain)
 	stopConn()

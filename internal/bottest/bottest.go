@@ -118,6 +118,24 @@ func Start(t testing.TB, o Options) *Bot {
 	if err := ircnet.RegisterAccount(ctx, n, nick, password); err != nil {
 		t.Fatalf("bot account: %v", err)
 	}
+	b := launch(t, n, nick, password, o)
+	b.WaitServing(t)
+	return b
+}
+
+// StartStandby runs a second process of the same bot (same nick, account,
+// database and lobby) beside primary: it stands by until primary dies.
+func StartStandby(t testing.TB, primary *Bot, o Options) *Bot {
+	t.Helper()
+	o.DSN, o.Lobby, o.Net = primary.DSN, primary.Lobby, primary.Net
+	return launch(t, primary.Net, primary.Nick, primary.password, o)
+}
+
+// launch builds and runs a bot; it is stopped when the test ends.
+func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *Bot {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if o.DSN == "" {
 		o.DSN = pgtest.Database(t)
 	}
@@ -159,7 +177,6 @@ func Start(t testing.TB, o Options) *Bot {
 	b := &Bot{Bot: bot, Net: n, Nick: nick, Lobby: o.Lobby, DSN: o.DSN, password: password, stop: stop, done: make(chan error, 1)}
 	go func() { b.done <- bot.Run(runCtx) }()
 	t.Cleanup(b.Stop)
-	b.WaitServing(t)
 	return b
 }
 

@@ -453,6 +453,12 @@ func (c *Conn) setOnline(irc *ircevent.Connection) {
 // onRegistered runs on irc-go's read goroutine at the end of MOTD: check the
 // grants, then bot mode, oper and the lobby. It only sends.
 func (c *Conn) onRegistered(irc *ircevent.Connection) error {
+	if pircan.FoldNick(irc.CurrentNick()) != pircan.FoldNick(c.cfg.Nick) {
+		// irc-go took an alternative nick: another PIRCAN (a leader that
+		// has not quit yet) holds ours. Agents talk to the nick, so wait.
+		c.log.Warn().Str("nick", c.cfg.Nick).Msg("nick in use; retrying")
+		return errors.New("nick " + c.cfg.Nick + " in use")
+	}
 	caps := irc.AcknowledgedCaps()
 	if _, ok := caps["account-tag"]; !ok {
 		c.log.Error().Msg("the IRC server did not grant the account-tag capability: PIRCAN cannot tell who is speaking and refuses to serve; enable account-tag (IRCv3) on the server")
