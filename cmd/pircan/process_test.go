@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ergochat/irc-go/ircmsg"
+
+	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
+	"github.com/creatimus/pircan/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { bottest.Main(m) }
+
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// binary builds `pircan` once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "pircan-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.path = filepath.Join(dir, "pircan")
+		out, err := exec.Command("go", "build", "-race", "-o", built.path, ".").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+// process is `pircan serve` running as its own process.
+type process struct {
+	cmd    *exec.Cmd
+	logs   *lockedBuffer
+	exited chan error
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// botEnv is the configuration of a bot process on the test network.
+type botEnv struct {
+	net      *ircnet.Network
+	nick     string
+	password string
+	dsn      string
+	lobby    string
+}
+
+func newBotEnv(t *testing.T) botEnv {
+	t.Helper()
+	n := bottest.Network(t)
+	e := botEnv{net: n, nick: bottest.Unique("PIRCANP"), password: "pw-" + bottest.Unique("x"),
+		dsn: pgtest.Database(t), lobby: bottest.Unique("#agentsp")}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ircnet.RegisterAccount(ctx, n, e.nick, e.password); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e botEnv) start(t *testing.T) *process {
+	t.Helper()
+	cmd := exec.Command(binary(t), "serve")
+	cmd.Env = append(os.Environ(),
+		"PIRCAN_DATABASE_URL="+e.dsn, "PIRCAN_IRC_SERVER="+e.net.TLSAddr(), "PIRCAN_IRC_CA_FILE="+e.net.CertFile,
+		"PIRCAN_NICK="+e.nick, "PIRCAN_SASL_ACCOUNT="+e.nick, "PIRCAN_SASL_PASSWORD="+e.password,
+		"PIRCAN_OPER_NAME="+e.net.BotOperName, "PIRCAN_OPER_PASSWORD="+e.net.BotOperPass,
+		"PIRCAN_LOBBY="+e.lobby, "PIRCAN_HTTP_ADDR=127.0.0.1:0", "PIRCAN_RATE_PER_CALLER=100000",
+		"PIRCAN_REPLY_BURST=1000", "PIRCAN_REPLY_RATE=1000", "PIRCAN_MESSAGES_PER_HOUR=100000")
+	p := &process{cmd: cmd, logs: &lockedBuffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = p.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			t.Logf("bot logs:\n%s", p.logs.String())
+		}
+	})
+	return p
+}
+
+// agents connects clients that talk to the process's nick.
+func (e botEnv) agents(t *testing.T, base string, n int) []*bottest.Agent {
+	return (&bottest.Bot{Net: e.net, Nick: e.nick}).Agents(t, base, n)
+}
+
+// waitServing asks until the bot answers.
+func waitServing(t *testing.T, a *bottest.Agent) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		a.Send(`PIRCAN/1 ECHO {"id":"up"}`)
+		if line, ok := a.TryNextLine(time.Second); ok && strings.Contains(line, `"re":"up"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bot process never answered")
+		}
+	}
+}
+
+// SIGTERM: requests already taken are answered, the bot QUITs with a
+// message, and the process exits 0.
+func TestSIGTERMFinishesAndQuits(t *testing.T) {
+	e := newBotEnv(t)
+	p := e.start(t)
+	a := e.agents(t, "term", 1)[0]
+	waitServing(t, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Join(ctx, e.lobby); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		a.Send(fmt.Sprintf(`PIRCAN/1 ECHO {"id":"t%d"}`, i))
+	}
+	// Only once the bot has started answering: requests it has taken.
+	if r := a.Next(); r.Str("re") != "t0" {
+		t.Fatalf("first reply: %s", r.Raw)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < 20; i++ {
+		if r := a.Next(); r.Str("re") != fmt.Sprint("t", i) {
+			t.Fatalf("reply %d after SIGTERM: %s", i, r.Raw)
+		}
+	}
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the process did not exit within 20 s of SIGTERM")
+	}
+	// The agent shares the lobby with the bot: it sees the QUIT message.
+	qctx, qcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer qcancel()
+	if _, err := a.Expect(qctx, func(m ircmsg.Message) bool {
+		return m.Command == "QUIT" && strings.EqualFold(m.Nick(), e.nick) && len(m.Params) > 0 && strings.Contains(m.Params[0], "restarting")
+	}); err != nil {
+		t.Fatalf("no QUIT with a message from the bot: %v", err)
+	}
+}
+
+// SIGKILL in the middle of a stream of SENDs, then a restart: every SEND
+// that got a reply is in the recipient's INBOX exactly once.
+func TestSIGKILLLosesNothingAcknowledged(t *testing.T) {
+	e := newBotEnv(t)
+	p := e.start(t)
+	agents := e.agents(t, "kill", 2)
+	a, b := agents[0], agents[1]
+	waitServing(t, a)
+	b.Hello("")
+	bID := b.Ask(`PIRCAN/1 WHOAMI`).Str("agent_id")
+	a.Hello("")
+	b.Ask(`PIRCAN/1 POLICY {"policy":"auto-accept"}`)
+	if r := a.Ask(`PIRCAN/1 CONTACT {"to":"` + bID + `","purpose":"load"}`); r.Str("status") != "accepted" {
+		t.Fatalf("agreement: %s", r.Raw)
+	}
+
+	acked := map[string]bool{}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			a.Send(fmt.Sprintf(`PIRCAN/1 SEND {"to":"%s","text":"m%d","id":"s%d"}`, bID, i, i))
+			line, ok := a.TryNextLine(3 * time.Second)
+			if !ok {
+				return // the bot is gone: this SEND was not acknowledged
+			}
+			if strings.HasPrefix(line, "PIRCAN/1 SEND ") {
+				r, err := bottest.ParseReply(line)
+				if err == nil {
+					acked[r.Str("message_id")] = true
+				}
+			}
+		}
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	<-done
+	if len(acked) < 5 {
+		t.Fatalf("only %d SENDs acknowledged before the kill", len(acked))
+	}
+
+	e.start(t)
+	waitServing(t, b)
+	got := map[string]int{}
+	for {
+		items, _ := b.AskList(`PIRCAN/1 INBOX {"limit":10}`)
+		items = bottest.JoinMessages(items)
+		if len(items) == 0 {
+			break
+		}
+		for _, it := range items {
+			got[it.Str("message_id")]++
+		}
+	}
+	for id := range acked {
+		if got[id] != 1 {
+			t.Errorf("acknowledged message %s read %d times", id, got[id])
+		}
+	}
+	t.Logf("%d SENDs acknowledged before SIGKILL, %d messages in the INBOX", len(acked), len(got))
+}
