@@ -80,35 +80,72 @@ func (s *Service) Lobby() string { return s.cfg.Lobby }
 // Handle answers one PRIVMSG text from sender. It returns no replies when
 // the caller is over its rate limit and was already told so.
 func (s *Service) Handle(ctx context.Context, sender Sender, text string) []Reply {
+	replies, _ := s.HandleOutcome(ctx, sender, text)
+	return replies
+}
+
+// Verb values of an Outcome that are not verbs of the table.
+const (
+	OutcomeUnknownVerb = "unknown" // a verb the table does not have
+	OutcomeNoVerb      = "none"    // no verb could be read (not a request, empty, no verb)
+	OutcomePlainHelp   = "help"    // the people-facing plain `help`
+)
+
+// Outcome says how a request was answered, for metrics. Its Verb is one of
+// a bounded set: a verb of the table, or one of the Outcome* names.
+type Outcome struct {
+	Verb string
+	// Code is the error code of the ERROR reply; "" when the verb succeeded.
+	Code Code
+	// Limited: the per-minute request limiter refused the request. Silent:
+	// and no reply was sent, since the caller had been told already.
+	Limited, Silent bool
+}
+
+// HandleOutcome is Handle, also saying how the request was answered.
+func (s *Service) HandleOutcome(ctx context.Context, sender Sender, text string) ([]Reply, Outcome) {
 	req, perr := Parse(text)
 	var id *string
 	if req != nil && req.HasID {
 		id = &req.ID
 	}
 	verbName := ""
+	out := Outcome{Verb: OutcomeNoVerb}
 	if req != nil {
 		verbName = req.Verb
+		out.Verb = OutcomeUnknownVerb
+		if _, ok := s.verbs[req.Verb]; ok {
+			out.Verb = req.Verb
+		}
 	}
 	switch v, until := s.limiter.check(sender); v {
 	case denySilent:
-		return nil
+		out.Limited, out.Silent = true, true
+		return nil, out
 	case denyOnce:
 		s.log.Info().Str("account", sender.Account).Str("nick", sender.Nick).Msg("rate limited")
 		secs := int(until.Sub(s.cfg.Now()).Seconds()) + 1
+		out.Limited, out.Code = true, CodeRateLimited
 		return s.finish(id, []Reply{errorReply(verbName, &Error{Code: CodeRateLimited,
-			Message: "Too many requests; PIRCAN will not answer until the window passes."}, Field{"retry_after", secs})})
+			Message: "Too many requests; PIRCAN will not answer until the window passes."}, Field{"retry_after", secs})}), out
 	}
 	if perr != nil && perr.Code == CodeNotPircan && isPlainHelp(text) {
-		return plainHelp(s.verbs)
+		out.Verb = OutcomePlainHelp
+		return plainHelp(s.verbs), out
 	}
 	if perr != nil {
-		return s.finish(id, []Reply{errorReply(verbName, perr)})
+		out.Code = perr.Code
+		return s.finish(id, []Reply{errorReply(verbName, perr)}), out
 	}
 	replies, err := s.run(ctx, sender, req)
 	if err != nil {
-		return s.finish(id, []Reply{s.errorToReply(req.Verb, err)})
+		out.Code = CodeInternalError
+		if pe := (*Error)(nil); errors.As(err, &pe) {
+			out.Code = pe.Code
+		}
+		return s.finish(id, []Reply{s.errorToReply(req.Verb, err)}), out
 	}
-	return s.finish(id, replies)
+	return s.finish(id, replies), out
 }
 
 func isPlainHelp(text string) bool {

@@ -13,3 +13,12 @@ WHERE delivered_at IS NULL AND created_at > now() - interval '24 hours';
 
 -- name: AccountsOfAgent :many
 SELECT account FROM agent_accounts WHERE agent_id = @agent_id ORDER BY bound_at;
+
+-- name: CountWaitingNotifications :one
+-- Notifications waiting for delivery, counted up to max_rows (a cheap gauge
+-- for /metrics: it scans at most that many rows of the partial index).
+SELECT count(*) FROM (
+    SELECT 1 FROM notifications
+    WHERE delivered_at IS NULL AND created_at > now() - interval '24 hours'
+    LIMIT @max_rows
+) AS waiting;

@@ -10,10 +10,56 @@ import (
 
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/pgtest"
+	"github.com/creatimus/pircan/pircan"
 )
 
-// The database goes away mid-run: requests get internal_error with a ref,
-// the bot stays up, and it serves again by itself when the database is back.
+// load keeps agents asking WHOAMI (each waiting for its reply, tolerating
+// silence) until stop is closed; it returns the replies it got by verb or
+// error code.
+func load(agents []*bottest.Agent, stop <-chan struct{}) func() map[string]int {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	var wg sync.WaitGroup
+	for _, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := a.Privmsg(a.BotNick(), `PIRCAN/1 WHOAMI`); err != nil {
+					time.Sleep(100 * time.Millisecond) // connection gone (the IRC server restarts)
+					continue
+				}
+				line, ok := a.TryNextLine(2 * time.Second)
+				if !ok {
+					continue
+				}
+				r, err := bottest.ParseReply(line)
+				key := r.Verb
+				if err == nil && r.Verb == "ERROR" {
+					key = r.Code()
+				}
+				mu.Lock()
+				counts[key]++
+				mu.Unlock()
+			}
+		}()
+	}
+	return func() map[string]int {
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return counts
+	}
+}
+
+// The database goes away mid-run, under load: requests get internal_error
+// with a ref, the bot stays up, and it serves again by itself when the
+// database is back.
 func TestPostgresRestart(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.StartCluster(t)
@@ -24,11 +70,21 @@ func TestPostgresRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cleanup()
-	bot := bottest.Start(t, bottest.Options{DSN: dsn})
+	limits := pircan.DefaultLimits
+	limits.PerCaller = 100000 // a steady load from few agents
+	bot := bottest.Start(t, bottest.Options{DSN: dsn, Limits: limits, Pacing: bottest.FastPacing})
 	a := bot.Agents(t, "pgfault", 1)[0]
 	id := a.Hello("")
+	loaders := bot.Agents(t, "pgload", 3)
+	for _, l := range loaders {
+		l.Hello("")
+	}
+	stop := make(chan struct{})
+	counts := load(loaders, stop)
+	time.Sleep(time.Second)
 
 	pg.Stop()
+	time.Sleep(time.Second)
 	r := a.Ask(`PIRCAN/1 WHOAMI {"id":"down"}`)
 	if r.Code() != "internal_error" || len(r.Str("ref")) < 6 || r.Str("re") != "down" {
 		t.Fatalf("while the database is down: %s", r.Raw)
@@ -52,24 +108,44 @@ func TestPostgresRestart(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	if !bot.Conn().Registered() {
+	time.Sleep(time.Second)
+	close(stop)
+	c := counts()
+	t.Logf("replies under load: %v", c)
+	if c["WHOAMI"] < 10 || c["internal_error"] == 0 {
+		t.Fatalf("load saw no service or no outage: %v", c)
+	}
+	if !bot.Conn().Registered() || bot.Conn().Reconnects() != 0 {
 		t.Fatal("the bot left IRC during the outage")
 	}
 }
 
-// The IRC server dies and comes back: PIRCAN reconnects with backoff,
-// identifies again, rejoins its channels and serves.
+// The IRC server dies under load and comes back: PIRCAN reconnects with
+// backoff, identifies again, rejoins its channels, serves, and delivers the
+// notifications queued meanwhile.
 func TestIRCServerRestart(t *testing.T) {
 	t.Parallel()
 	n := bottest.PrivateNetwork(t)
 	var logs syncBuffer
-	bot := bottest.Start(t, bottest.Options{Net: n, Log: &logs})
+	limits := pircan.DefaultLimits
+	limits.PerCaller = 100000 // a steady load from few agents
+	bot := bottest.Start(t, bottest.Options{Net: n, Log: &logs, Limits: limits, Pacing: bottest.FastPacing})
 	a := bot.Agents(t, "ircfault", 1)[0]
 	id := a.Hello("")
 	waitInChannel(t, bot, bot.Lobby, true)
+	loaders := bot.Agents(t, "ircload", 3)
+	stop := make(chan struct{})
+	counts := load(loaders, stop)
+	time.Sleep(time.Second)
 
 	if err := n.RestartIRCd(); err != nil {
 		t.Fatal(err)
+	}
+	// Queued while the bot is away (its reconnect waits for the backoff).
+	must(t, bot.Store().NotifyAgent(context.Background(), id, "agreement_update"))
+	close(stop)
+	if c := counts(); c["not_registered"] < 10 {
+		t.Fatalf("no load before the restart: %v", c)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for bot.Conn().Reconnects() == 0 || !bot.Conn().Registered() {
@@ -90,6 +166,12 @@ func TestIRCServerRestart(t *testing.T) {
 	items, _ := b.AskList(`PIRCAN/1 FIND`)
 	if len(items) != 2 {
 		t.Fatalf("directory survived the IRC restart: %v (want %s and b)", items, id)
+	}
+	// a was cut off with everyone else; back in the lobby, it is told.
+	a2 := reconnect(t, bot, a.Account, "ircfault")
+	joinLobby(t, bot, a2)
+	if got := notices(t, a2, 4*time.Second); got["agreement_update"].Verb != "NOTIFY" {
+		t.Fatalf("the notification queued during the outage: %v", got)
 	}
 	// Two SASL logins and an OPER happened, all logged at debug level: no
 	// secret may appear in the logs.

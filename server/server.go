@@ -44,6 +44,7 @@ type Bot struct {
 	notes *notifier
 	// standby: another process holds the leader lock (alive, not ready).
 	standby atomic.Bool
+	ops     opsState // metrics and the HTTP face (metrics.go, http.go)
 }
 
 func (b *Bot) setStandby(on bool) { b.standby.Store(on) }
@@ -191,28 +192,51 @@ serve:
 		case ev := <-events:
 			b.handle(ctx, ev)
 		case <-ctx.Done():
+			b.log.Info().Err(context.Cause(ctx)).Msg("stopping")
 			break serve
 		case <-lost:
+			b.log.Warn().Msg("the leader lock's database connection failed: taking the lock again")
 			lost = nil // now retry below
 		case <-retry.C:
 			if lost != nil {
 				continue
 			}
 			again, err := b.store.TryLead(ctx)
-			switch {
-			case again != nil:
+			if again != nil {
 				lead.Release()
 				lead, lost = again, again.Lost()
-			case err == nil:
-				break serve // held by another process: give the nick up
+				continue
+			}
+			if err != nil {
+				continue // the database is away: nobody else can lead either
+			}
+			if self, err := b.store.HeldBySelf(ctx, lead); err == nil && !self {
+				b.log.Warn().Msg("another process took the leader lock: leaving IRC")
+				break serve // give the nick up
 			}
 		}
 	}
 	b.log.Info().Msg("leaving: finishing requests in flight")
+	b.drainRequests(ctx)
 	waitTimeout(b.jobs.wait, b.cfg.Drain)
 	b.conn.Flush(b.cfg.Drain)
 	stopConn()
 	return <-connDone
+}
+
+// drainRequests takes the requests the transport has already read: they
+// are in flight too, and are answered before the bot leaves.
+func (b *Bot) drainRequests(ctx context.Context) {
+	for {
+		select {
+		case ev := <-b.conn.Events():
+			if ev.Kind == ircconn.Request {
+				b.handle(ctx, ev)
+			}
+		default:
+			return
+		}
+	}
 }
 
 func (b *Bot) handle(ctx context.Context, ev ircconn.Event) {
@@ -237,7 +261,7 @@ func (b *Bot) serve(ctx context.Context, ev ircconn.Event) {
 	// A request already taken is finished even during shutdown.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.Timeout)
 	defer cancel()
-	b.reply(ev.Sender.Nick, b.svc.Handle(rctx, ev.Sender, ev.Text))
+	b.reply(ev.Sender.Nick, b.handleRequest(rctx, ev)) // Handle, counted (metrics.go)
 }
 
 func (b *Bot) reply(nick string, replies []pircan.Reply) {

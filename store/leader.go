@@ -16,6 +16,7 @@ const leaderLockKey = 7340002
 // process dies, however it dies.
 type Leadership struct {
 	conn *pgx.Conn
+	pid  uint32 // the lock's backend: a holder with this pid is still us
 	lost chan struct{}
 	done chan struct{}
 }
@@ -33,17 +34,20 @@ func (s *Store) TryLead(ctx context.Context) (*Leadership, error) {
 		conn.Close(context.Background())
 		return nil, err
 	}
-	l := &Leadership{conn: conn, lost: make(chan struct{}), done: make(chan struct{})}
+	l := &Leadership{conn: conn, pid: conn.PgConn().PID(), lost: make(chan struct{}), done: make(chan struct{})}
 	go l.watch()
 	return l, nil
 }
 
-// watch checks the lock's connection every second; when it fails the lock
-// may be anyone's, and Lost says so.
+// watch checks the lock's connection every second. A busy database may be
+// slow to answer, so it takes three failed checks in a row (or a closed
+// connection) to give the lock up: then the connection is closed, so the
+// session, and the lock with it, surely ends, and Lost says so.
 func (l *Leadership) watch() {
 	defer close(l.lost)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	failures := 0
 	for {
 		select {
 		case <-l.done:
@@ -52,11 +56,48 @@ func (l *Leadership) watch() {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			err := l.conn.Ping(ctx)
 			cancel()
-			if err != nil {
+			switch {
+			case err == nil:
+				failures = 0
+			case l.conn.IsClosed():
 				return
+			default:
+				if failures++; failures >= 3 {
+					l.conn.Close(context.Background())
+					return
+				}
 			}
 		}
 	}
+}
+
+// HeldBySelf reports whether the lock's current holder is this
+// Leadership's own (perhaps dying) session, or nobody: after Lost, only
+// another holder means another process leads.
+func (s *Store) HeldBySelf(ctx context.Context, l *Leadership) (bool, error) {
+	var pids []uint32
+	rows, err := s.pool.Query(ctx, `SELECT pid FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND classid = 0 AND objid = $1`, leaderLockKey)
+	if err != nil {
+		return false, err
+	}
+	for rows.Next() {
+		var pid int32
+		if err := rows.Scan(&pid); err != nil {
+			rows.Close()
+			return false, err
+		}
+		pids = append(pids, uint32(pid))
+	}
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	for _, pid := range pids {
+		if pid != l.pid {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Lost is closed when the lock can no longer be trusted (or was released).

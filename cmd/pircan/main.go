@@ -33,6 +33,7 @@ commands:
   channel invite <#name> <agent_id>
   channel remove <#name>
   audit [--follow] [--limit n]   print the audit log (newest last)
+  bench [--agents n] [--rate r]  load test a running PIRCAN over IRC; see pircan bench -h
 
 Every command takes the configuration flags; see pircan serve -h.
 `
@@ -55,6 +56,8 @@ func main() {
 		err = runChannel(ctx, args, os.Stdout)
 	case "audit":
 		err = runAudit(ctx, args, os.Stdout)
+	case "bench":
+		err = runBench(ctx, args, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:
@@ -121,7 +124,27 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return bot.Run(ctx)
+	// Health, readiness and metrics: a process that cannot serve them is
+	// not one an operator can run, so failing to listen ends it.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	httpErr := make(chan error, 1)
+	go func() { httpErr <- bot.ServeHTTP(ctx, c.cfg.str("http-addr")) }()
+	runErr := make(chan error, 1)
+	go func() { runErr <- bot.Run(ctx) }()
+	select {
+	case err := <-runErr:
+		stop()
+		<-httpErr
+		return err
+	case err := <-httpErr:
+		stop()
+		<-runErr
+		if err != nil {
+			return fmt.Errorf("http: %w", err)
+		}
+		return nil
+	}
 }
 
 // serverConfig turns the settings into the bot's configuration.

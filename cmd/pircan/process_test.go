@@ -152,8 +152,14 @@ func TestSIGTERMFinishesAndQuits(t *testing.T) {
 	if err := a.Join(ctx, e.lobby); err != nil {
 		t.Fatal(err)
 	}
+	// 20 requests in one write: they reach the bot together, so once it
+	// answers the first, it has read them all.
+	var burst []string
 	for i := range 20 {
-		a.Send(fmt.Sprintf(`PIRCAN/1 ECHO {"id":"t%d"}`, i))
+		burst = append(burst, fmt.Sprintf(`PRIVMSG %s :PIRCAN/1 ECHO {"id":"t%d"}`, e.nick, i))
+	}
+	if err := a.Raw(strings.Join(burst, "\r\n")); err != nil {
+		t.Fatal(err)
 	}
 	// Only once the bot has started answering: requests it has taken.
 	if r := a.Next(); r.Str("re") != "t0" {

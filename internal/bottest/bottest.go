@@ -74,6 +74,9 @@ type Bot struct {
 	password string
 	stop     context.CancelFunc
 	done     chan error
+	// HTTPURL is the base URL of ServeHTTP ("" unless Options.HTTPAddr).
+	HTTPURL  string
+	httpDone chan error
 }
 
 // FastPacing lifts per-recipient pacing for tests of long exchanges
@@ -89,6 +92,9 @@ type Options struct {
 	Net    *ircnet.Network // nil: the shared network
 	// Log, when set, also receives every log line of the bot, at debug level.
 	Log io.Writer
+	// HTTPAddr, when set (127.0.0.1:0 for a free port), serves the bot's
+	// health, readiness and metrics there; Bot.HTTPURL is its base URL.
+	HTTPAddr string
 }
 
 // PrivateNetwork starts a network for one test (one that restarts or
@@ -177,6 +183,19 @@ func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *
 	b := &Bot{Bot: bot, Net: n, Nick: nick, Lobby: o.Lobby, DSN: o.DSN, password: password, stop: stop, done: make(chan error, 1)}
 	go func() { b.done <- bot.Run(runCtx) }()
 	t.Cleanup(b.Stop)
+	if o.HTTPAddr != "" {
+		b.httpDone = make(chan error, 1)
+		go func() { b.httpDone <- bot.ServeHTTP(runCtx, o.HTTPAddr) }()
+		for bot.HTTPAddr() == "" {
+			select {
+			case err := <-b.httpDone:
+				b.httpDone <- err // for Stop
+				t.Fatalf("ServeHTTP: %v", err)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		b.HTTPURL = "http://" + bot.HTTPAddr()
+	}
 	return b
 }
 
@@ -199,6 +218,13 @@ func (b *Bot) Stop() {
 	case <-b.done:
 		b.done <- nil
 	case <-time.After(30 * time.Second):
+	}
+	if b.httpDone != nil {
+		select {
+		case err := <-b.httpDone:
+			b.httpDone <- err
+		case <-time.After(10 * time.Second):
+		}
 	}
 }
 
@@ -389,6 +415,9 @@ func (a *Agent) NextLine() string {
 	}
 	return m.Params[1]
 }
+
+// BotNick is the nick of the bot this agent talks to.
+func (a *Agent) BotNick() string { return a.bot.Nick }
 
 // TryNextLine waits up to d for the next NOTICE text from the bot.
 func (a *Agent) TryNextLine(d time.Duration) (string, bool) {

@@ -78,6 +78,9 @@ type Event struct {
 	Channel string
 	Text    string
 	At      time.Time
+	// Received is when the transport read the line, on the local clock
+	// (At may be the server's); zero for events built elsewhere.
+	Received time.Time
 }
 
 // Conn keeps PIRCAN on the network.
@@ -94,6 +97,7 @@ type Conn struct {
 	lastFailure string
 	channels    map[string]bool // folded names of channels the bot is in
 	quitting    atomic.Bool     // we sent QUIT: the server's ERROR is expected
+	dropped     atomic.Uint64   // events dropped for a full queue
 
 	whoMu    sync.Mutex
 	whoSeq   int
@@ -278,6 +282,12 @@ func (c *Conn) Reconnects() int {
 	defer c.mu.Unlock()
 	return c.reconnects
 }
+
+// QueuedEvents is the number of events waiting for the consumer.
+func (c *Conn) QueuedEvents() int { return len(c.events) }
+
+// DroppedEvents counts events dropped because the queue was full.
+func (c *Conn) DroppedEvents() uint64 { return c.dropped.Load() }
 
 func (c *Conn) current() *ircevent.Connection {
 	c.mu.Lock()
@@ -475,12 +485,14 @@ func (c *Conn) onRegistered(irc *ircevent.Connection) error {
 }
 
 func (c *Conn) emit(e Event) {
+	e.Received = time.Now()
 	if e.At.IsZero() {
-		e.At = time.Now()
+		e.At = e.Received
 	}
 	select {
 	case c.events <- e:
 	default:
+		c.dropped.Add(1)
 		c.log.Warn().Int("kind", int(e.Kind)).Str("nick", e.Sender.Nick).Msg("event queue full; dropped")
 	}
 }

@@ -3,6 +3,7 @@ package ircconn
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -66,6 +67,7 @@ type Pacer struct {
 	online  bool
 	dropped int
 	wake    chan struct{}
+	sent    atomic.Uint64 // lines handed to the server
 }
 
 // NewPacer builds a pacer that delivers with send. now is the clock (nil:
@@ -124,6 +126,9 @@ func (p *Pacer) Stats() (queued, dropped int) {
 	return queued, p.dropped
 }
 
+// Sent reports the lines sent so far.
+func (p *Pacer) Sent() uint64 { return p.sent.Load() }
+
 func (p *Pacer) poke() {
 	select {
 	case p.wake <- struct{}{}:
@@ -141,6 +146,8 @@ func (p *Pacer) Run(ctx context.Context) {
 			if err := p.send(target, line); err != nil {
 				p.putBack(target, line)
 				p.SetOnline(false)
+			} else {
+				p.sent.Add(1)
 			}
 			continue
 		}

@@ -85,6 +85,23 @@ func (q *Queries) ClaimNotifications(ctx context.Context, agentID string) ([]str
 	return items, nil
 }
 
+const countWaitingNotifications = `-- name: CountWaitingNotifications :one
+SELECT count(*) FROM (
+    SELECT 1 FROM notifications
+    WHERE delivered_at IS NULL AND created_at > now() - interval '24 hours'
+    LIMIT $1
+) AS waiting
+`
+
+// Notifications waiting for delivery, counted up to max_rows (a cheap gauge
+// for /metrics: it scans at most that many rows of the partial index).
+func (q *Queries) CountWaitingNotifications(ctx context.Context, maxRows int32) (int64, error) {
+	row := q.db.QueryRow(ctx, countWaitingNotifications, maxRows)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const insertNotification = `-- name: InsertNotification :exec
 INSERT INTO notifications (agent_id, type) VALUES ($1, $2)
 `

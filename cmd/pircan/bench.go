@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/creatimus/pircan/internal/loadgen"
+)
+
+const benchHelp = `usage: pircan bench [flags]
+
+Connects --agents NickServ-identified agents to the IRC network where PIRCAN
+runs, registers them with PIRCAN (HELLO) and gives each two message
+agreements (a ring of CONTACT/ACCEPT), then sends --mix at --rate requests/s
+in total for --duration, every agent in turn, and times every reply (matched
+by "id"/"re"; a list is timed to its -END line). In the same run it measures
+two floors on the same network: an echo bot (--echo-nick; no work) and Anope
+NickServ's "INFO <account>" (to its first line).
+
+Reports sent/ok/errors/lost, requests/s and p50/p99 per verb, and the WHOAMI
+round trip as a ratio to each floor: a plain table, or --json. Exits 1 if a
+reply was lost (none within --timeout), an agent was disconnected by the
+server (flood control: ERROR or closed), or PIRCAN answered with an ERROR.
+
+Rates: PIRCAN allows 20 requests per account per minute (PIRCAN_RATE_PER_CALLER)
+and paces its output per recipient (a burst of 5 lines, then 2 per second).
+A realistic ceiling at 500 agents is 500 x 20/60 = ~166 req/s. The default
+--rate is 15 per agent per minute (0.25/s: 125 req/s at 500 agents), which
+leaves room in the first minute for the setup's 3 requests per agent. Go
+higher only if the operator raised the limit on the bot. PIRCAN's global output
+cap (PIRCAN_OUTPUT_RATE, 50 lines/s by default) also bounds what it can answer:
+a FIND is limit+1 lines, and every CONTACT, ACCEPT and SEND also sends a NOTIFY.
+New agents: PIRCAN registers at most PIRCAN_REGISTRATIONS_PER_HOUR (30 by
+default) per hour. Either raise that limit for the first run, or run again with
+the same --nick-prefix and --agent-password, since those agents are registered
+already.
+
+mix verbs: whoami, find, channels, echo, contact (CONTACT to an agent not
+asked yet in this run, with a task scope of the run's own; that agent
+ACCEPTs in its next turn, timed as "accept"), send (SEND to an agreed
+partner), inbox (INBOX {"limit":5}).
+
+flags:
+`
+
+func runBench(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("pircan bench", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), benchHelp)
+		fs.PrintDefaults()
+	}
+	server := fs.String("irc-server", envOr("PIRCAN_IRC_SERVER", "127.0.0.1:6697"), "host:port of the IRC server, TLS (env PIRCAN_IRC_SERVER)")
+	caFile := fs.String("irc-ca-file", os.Getenv("PIRCAN_IRC_CA_FILE"), "PEM bundle to trust besides the system roots (env PIRCAN_IRC_CA_FILE)")
+	botNick := fs.String("bot-nick", envOr("PIRCAN_NICK", "PIRCAN"), "PIRCAN's nick (env PIRCAN_NICK)")
+	agents := fs.Int("agents", 50, "concurrent agents")
+	rate := fs.Float64("rate", 0, "requests/s to PIRCAN, all agents together (0: 15 per agent per minute)")
+	duration := fs.Duration("duration", 30*time.Second, "length of the measured phase")
+	mixFlag := fs.String("mix", loadgen.DefaultMix, "verbs and weights")
+	findLimit := fs.Int("find-limit", 5, "FIND's limit (1-10; PIRCAN's default is 5)")
+	register := fs.Bool("register", false, "REGISTER the agents' NickServ accounts first (REGISTER logs in at once; existing accounts are IDENTIFIed)")
+	prefix := fs.String("nick-prefix", "bench", "agents are <prefix>-1 ... <prefix>-N; each nick is its NickServ account")
+	password := fs.String("agent-password", os.Getenv("PIRCAN_BENCH_AGENT_PASSWORD"), "the agents' NickServ password (env PIRCAN_BENCH_AGENT_PASSWORD)")
+	email := fs.String("register-email", "", "e-mail address for NickServ REGISTER, if the network requires one")
+	parallel := fs.Int("connect-parallel", 50, "connections at once (InspIRCd registers clients on a 1-second tick)")
+	timeout := fs.Duration("timeout", 15*time.Second, "a reply not here by then counts as lost")
+	settle := fs.Duration("settle", 3*time.Second, "pause after the setup, so per-recipient pacing refills")
+	floorRate := fs.Float64("floor-rate", 5, "probes/s to each floor (echo bot, NickServ INFO)")
+	echoNick := fs.String("echo-nick", "", "an echo bot on the same network (none: no echo floor)")
+	echoAccount := fs.String("echo-sasl-account", "", "start the echo bot here with this services account (else it must be running)")
+	echoPassword := fs.String("echo-sasl-password", os.Getenv("PIRCAN_BENCH_ECHO_PASSWORD"), "its password (env PIRCAN_BENCH_ECHO_PASSWORD)")
+	echoOper := fs.String("echo-oper-name", "", "optional OPER for the echo bot (fake-lag exemption, as PIRCAN's)")
+	echoOperPassword := fs.String("echo-oper-password", os.Getenv("PIRCAN_BENCH_ECHO_OPER_PASSWORD"), "its password (env PIRCAN_BENCH_ECHO_OPER_PASSWORD)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if *password == "" {
+		return errors.New("--agent-password (or PIRCAN_BENCH_AGENT_PASSWORD) is required")
+	}
+	if *echoAccount != "" && (*echoNick == "" || *echoPassword == "") {
+		return errors.New("--echo-sasl-account needs --echo-nick and --echo-sasl-password")
+	}
+	mix, err := loadgen.ParseMix(*mixFlag)
+	if err != nil {
+		return err
+	}
+	if *agents > 0 && *rate > float64(*agents)*20/60 {
+		fmt.Fprintf(os.Stderr, "pircan bench: warning: %.1f req/s is %.1f per agent per minute, over PIRCAN's default limit of 20: "+
+			"unless PIRCAN_RATE_PER_CALLER was raised on the bot, expect rate_limited and lost replies\n",
+			*rate, *rate/float64(*agents)*60)
+	}
+	res, err := loadgen.Run(ctx, loadgen.Config{
+		Server: *server, CAFile: *caFile, BotNick: *botNick,
+		Agents: *agents, NickPrefix: *prefix, Password: *password, Email: *email, Register: *register,
+		Rate: *rate, Duration: *duration, Mix: mix, FindLimit: *findLimit,
+		ConnectParallel: *parallel, Timeout: *timeout, Settle: *settle, FloorRate: *floorRate,
+		Echo: loadgen.EchoConfig{Nick: *echoNick, SASLAccount: *echoAccount, SASLPassword: *echoPassword,
+			OperName: *echoOper, OperPassword: *echoOperPassword},
+		Progress: os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(res)
+	} else {
+		err = res.WriteTable(out)
+	}
+	if err != nil {
+		return err
+	}
+	if f := res.Failures(); len(f) > 0 {
+		return errors.New(strings.Join(f, "; "))
+	}
+	return nil
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
