@@ -10,19 +10,48 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 )
 
-// ServerURL is the server tests use: PIRCAN_TEST_DATABASE_URL, else the
-// local server every machine here runs.
-func ServerURL() string {
+const localURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+var container struct {
+	once sync.Once
+	url  string
+	err  error
+}
+
+// ServerURL is the server tests use: PIRCAN_TEST_DATABASE_URL; else the
+// local server (every machine here runs one); else, only when neither
+// answers and Docker does, a PostgreSQL container started once for the
+// test binary (testcontainers-go; its reaper removes it afterwards).
+func ServerURL(ctx context.Context) (string, error) {
 	if u := os.Getenv("PIRCAN_TEST_DATABASE_URL"); u != "" {
-		return u
+		return u, nil
 	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if c, err := pgx.Connect(pctx, localURL); err == nil {
+		c.Close(pctx)
+		return localURL, nil
+	}
+	container.once.Do(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		pg, err := tcpostgres.Run(cctx, "postgres:16", tcpostgres.WithUsername("postgres"),
+			tcpostgres.WithPassword("postgres"), tcpostgres.WithDatabase("postgres"), tcpostgres.BasicWaitStrategies())
+		if err != nil {
+			container.err = fmt.Errorf("no PostgreSQL: set PIRCAN_TEST_DATABASE_URL, run one on 127.0.0.1:5432, or start Docker (%w)", err)
+			return
+		}
+		container.url, container.err = pg.ConnectionString(cctx, "sslmode=disable")
+	})
+	return container.url, container.err
 }
 
 // NewDatabase creates a fresh database on the server at serverURL and
@@ -61,7 +90,11 @@ func Database(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	dsn, cleanup, err := NewDatabase(ctx, ServerURL())
+	server, err := ServerURL(ctx)
+	if err != nil {
+		t.Fatalf("test database: %v", err)
+	}
+	dsn, cleanup, err := NewDatabase(ctx, server)
 	if err != nil {
 		t.Fatalf("test database: %v", err)
 	}
