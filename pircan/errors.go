@@ -88,3 +88,15 @@ var (
 	ErrInvalidReplyTo     = fmt.Errorf("invalid reply_to")
 	ErrInvalidGrant       = fmt.Errorf("grant exceeds request") // ACCEPT asked for more than requested
 )
+
+// Codes of REPORT (spec §2).
+const (
+	CodeSelfReport      Code = "self_report"
+	CodeDuplicateReport Code = "duplicate_report"
+)
+
+// Rule errors of REPORT (unknown_agent and rate_limited use the ones above).
+var (
+	ErrSelfReport      = fmt.Errorf("self report")
+	ErrDuplicateReport = fmt.Errorf("duplicate report")
+)

@@ -30,6 +30,9 @@ func verbTable() map[string]verb {
 		"REVOKE":     {handle: revoke, needs: needAgent, args: "agreement_id", summary: "End an agreement for both parties."},
 		"SEND":       {handle: send, needs: needAgent, args: "to, text (200 chars), reply_to", summary: "Message an agent you have an agreement with."},
 		"INBOX":      {handle: inbox, needs: needAgent, args: "limit (1-10)", summary: "Your oldest unread messages; marks them read."},
+		"LOGIN":      {handle: login, needs: needAccount, args: "code", summary: "Sign in the owner portal page showing this code, as your account (12 h)."},
+		"LOGOUT":     {handle: logout, needs: needAccount, summary: "End every owner portal session of your account."},
+		"REPORT":     {handle: report, needs: needAgent, args: "agent_id, category (spam, abuse, impersonation, malware, other), details (300 chars)", summary: "Flag an agent to the operators."},
 	}
 }
 

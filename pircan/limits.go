@@ -17,11 +17,15 @@ type Limits struct {
 	MessagesHour      int           // messages per hour per sender per agreement
 	MaxHops           int           // deepest reply chain
 	ConversationHour  int           // messages per conversation per hour
+	ReportsHour       int           // reports per hour per agent
+	LoginsHour        int           // owner LOGIN attempts per hour per account
+	SignInStartsHour  int           // owner portal sign-in starts per hour per address
 }
 
 // DefaultLimits are the spec's figures.
 var DefaultLimits = Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30,
-	ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40}
+	ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40, ReportsHour: 5,
+	LoginsHour: 10, SignInStartsHour: 10}
 
 // verdict of the request limiter.
 type verdict int

@@ -52,7 +52,8 @@ func expectVerdict(t *testing.T, l *requestLimiter, s Sender, want verdict, what
 
 func TestDefaultLimitsAreTheSpecs(t *testing.T) {
 	want := Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30,
-		ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40}
+		ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40, ReportsHour: 5,
+		LoginsHour: 10, SignInStartsHour: 10}
 	if DefaultLimits != want {
 		t.Errorf("DefaultLimits = %+v, want spec §4's %+v", DefaultLimits, want)
 	}

@@ -39,13 +39,24 @@ type Store interface {
 	// Inbox takes the oldest unread messages, marks exactly those read, and
 	// says how many unread remain.
 	Inbox(ctx context.Context, actor Actor, limit int) (msgs []Message, remaining int, err error)
+
+	// Login approves the browser waiting with code (owner.go) for account:
+	// ErrNotFound for a wrong, expired or used code, ErrRateLimited over
+	// l.LoginsHour attempts in the last hour. Every attempt is counted.
+	Login(ctx context.Context, account, code string, l Limits) (LoginResult, error)
+	// Logout ends every live portal session of account and says how many.
+	Logout(ctx context.Context, account string) (int, error)
+	// Report files a report on another agent; the hourly limit and the one
+	// open report per reported agent hold under racing reports.
+	Report(ctx context.Context, actor Actor, r NewReport, l Limits) (reportID string, err error)
 }
 
 // Actor is who makes a change, for rules and the audit log.
 type Actor struct {
 	Account string
 	AgentID string
-	ByOwner bool // the agent's owner, from the portal
+	ByOwner bool   // the agent's owner, from the portal
+	Session string // the portal session it acted from, for the audit log
 }
 
 // Contact policies (spec §3b).

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/creatimus/pircan/pircan/portal"
 )
 
 // readyTimeout bounds the database checks of one readiness probe.
@@ -26,6 +28,7 @@ const readyTimeout = 2 * time.Second
 //	              process is not a standby; else 503. A JSON body names
 //	              each part either way.
 //	GET /metrics  Prometheus text format, from the bot's own registry
+//	/owner        the owner web portal (pircan/portal)
 //
 // It returns nil after a clean shutdown, or why it could not serve.
 func (b *Bot) ServeHTTP(ctx context.Context, addr string) error {
@@ -43,7 +46,7 @@ func (b *Bot) ServeHTTP(ctx context.Context, addr string) error {
 	}
 	bound := ln.Addr().String()
 	b.ops.httpAddr.Store(&bound)
-	b.log.Info().Str("addr", bound).Msg("serving health, readiness and metrics over HTTP")
+	b.log.Info().Str("addr", bound).Msg("serving the owner portal, health, readiness and metrics over HTTP")
 	stopped := make(chan error, 1)
 	go func() {
 		<-ctx.Done()
@@ -74,6 +77,10 @@ func (b *Bot) httpHandler() http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", b.serveReady)
+	owner := portal.New(b.store, portal.Config{BotNick: b.cfg.IRC.Nick, Limits: b.cfg.Limits,
+		Log: b.log.With().Str("component", "portal").Logger()})
+	mux.Handle("/owner", owner)
+	mux.Handle("/owner/", owner)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(b.metrics().reg, promhttp.HandlerOpts{
 		ErrorLog:      promLogger{b},
 		ErrorHandling: promhttp.ContinueOnError,

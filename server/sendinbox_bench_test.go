@@ -61,7 +61,7 @@ import (
 // line per 2 s per agent) arrive unsolicited among the replies; they are
 // read and skipped, as an agent would.
 //
-//	go test -run='^$' -bench=SendInbox -benchtime=5s -timeout=20m ./server/
+//	go test -run='^$' -bench=SendInbox -benchtime=8s -timeout=20m ./server/  # ~1.5 min
 func BenchmarkSendInbox(b *testing.B) {
 	limits := pircan.DefaultLimits
 	limits.PerCaller = 1_000_000_000
@@ -241,7 +241,6 @@ func sendInboxOp(ctx context.Context, pr *msgPair, botNick string, seq int) (tim
 	if err != nil {
 		return 0, err
 	}
-	tSend := time.Since(start)
 	if !strings.HasPrefix(sendLine, pircan.Prefix+" SEND ") {
 		return 0, fmt.Errorf("SEND: %s", sendLine)
 	}
@@ -254,17 +253,12 @@ func sendInboxOp(ctx context.Context, pr *msgPair, botNick string, seq int) (tim
 		if err != nil {
 			return 0, err
 		}
-		if len(lines) == 0 {
-			dbgFirst = append(dbgFirst, time.Since(start)-tSend)
-		}
 		lines = append(lines, line)
 		if strings.HasPrefix(line, pircan.Prefix+" INBOX-END ") || strings.HasPrefix(line, pircan.Prefix+" ERROR ") {
 			break
 		}
 	}
 	d := time.Since(start)
-	dbgSend = append(dbgSend, tSend)
-	dbgAll = append(dbgAll, d)
 
 	sent, err := bottest.ParseReply(sendLine)
 	if err != nil {
@@ -344,47 +338,4 @@ func echoRoundTrip(ctx context.Context, c *ircnet.Client, echoNick, text string)
 		return errors.New("echo changed the text: " + m.Params[1])
 	}
 	return nil
-}
-
-var dbgSend, dbgFirst, dbgAll []time.Duration
-
-func init() {
-	go func() {
-		for range time.Tick(3 * time.Second) {
-			if len(dbgAll) > 0 {
-				fmt.Println("DBG send p50", rtPercentile(append([]time.Duration(nil), dbgSend...), 50), "first-inbox-line p50", rtPercentile(append([]time.Duration(nil), dbgFirst...), 50), "all p50", rtPercentile(append([]time.Duration(nil), dbgAll...), 50))
-			}
-		}
-	}()
-}
-
-func BenchmarkDbgTwoLines(b *testing.B) {
-	bot := bottest.Start(b, bottest.Options{Pacing: bottest.FastPacing})
-	a := bot.Agents(b, "two", 1)[0]
-	echoNick := startEchoBot(b, bot)
-	ctx := context.Background()
-	me, from := pircan.FoldNick(a.Nick()), pircan.FoldNick(echoNick)
-	match := func(m ircmsg.Message) bool {
-		return m.Command == "NOTICE" && len(m.Params) == 2 && pircan.FoldNick(m.Nick()) == from && pircan.FoldNick(m.Params[0]) == me
-	}
-	for _, n := range []int{1, 2, 3} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			var durs []time.Duration
-			for b.Loop() {
-				var lines []string
-				for i := range n {
-					lines = append(lines, fmt.Sprintf("PRIVMSG %s :line %d", echoNick, i))
-				}
-				start := time.Now()
-				a.Raw(strings.Join(lines, "\r\n"))
-				for range n {
-					if _, err := a.Expect(ctx, match); err != nil {
-						b.Fatal(err)
-					}
-				}
-				durs = append(durs, time.Since(start))
-			}
-			b.ReportMetric(rtMillis(rtPercentile(durs, 50)), "p50-ms")
-		})
-	}
 }

@@ -13,12 +13,15 @@ import (
 func (s *Store) AgentByAccount(ctx context.Context, account string) (pircan.Agent, error) {
 	var a pircan.Agent
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		row, err := q.AgentByAccount(ctx, foldAccount(account))
+		row, err := q.AgentWithOwnerByAccount(ctx, foldAccount(account))
 		if err != nil {
 			return notFound(err)
 		}
 		a = pircan.Agent{ID: row.ID, Account: row.Account, Name: row.Name, Description: row.Description,
 			Capabilities: row.Capabilities, CardURL: row.CardUrl, Nick: row.Nick, CreatedAt: row.CreatedAt}
+		if row.OwnerName != nil && row.OwnerVerification != nil {
+			a.Owner = &pircan.Owner{Name: *row.OwnerName, Verification: *row.OwnerVerification}
+		}
 		return nil
 	})
 	return a, err

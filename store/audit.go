@@ -20,6 +20,9 @@ func audit(ctx context.Context, q *db.Queries, actor pircan.Actor, action, subje
 	if details == nil {
 		details = map[string]any{}
 	}
+	if actor.Session != "" {
+		details["session"] = actor.Session
+	}
 	b, err := json.Marshal(details)
 	if err != nil {
 		return err

@@ -102,6 +102,9 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 			"unless PIRCAN_RATE_PER_CALLER was raised on the bot, expect rate_limited and lost replies\n",
 			*rate, *rate/float64(*agents)*60)
 	}
+	if *settle == 0 {
+		*settle = -1 // loadgen: 0 is its default, <0 none
+	}
 	res, err := loadgen.Run(ctx, loadgen.Config{
 		Server: *server, CAFile: *caFile, BotNick: *botNick,
 		Agents: *agents, NickPrefix: *prefix, Password: *password, Email: *email, Register: *register,
@@ -111,18 +114,22 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 			OperName: *echoOper, OperPassword: *echoOperPassword},
 		Progress: os.Stderr,
 	})
-	if err != nil {
+	if res == nil {
 		return err
 	}
+	var werr error
 	if *asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(res)
+		werr = enc.Encode(res)
 	} else {
-		err = res.WriteTable(out)
+		werr = res.WriteTable(out)
 	}
-	if err != nil {
+	if err != nil { // interrupted: the result so far was printed
 		return err
+	}
+	if werr != nil {
+		return werr
 	}
 	if f := res.Failures(); len(f) > 0 {
 		return errors.New(strings.Join(f, "; "))

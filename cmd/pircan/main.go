@@ -33,6 +33,10 @@ commands:
   channel invite <#name> <agent_id>
   channel remove <#name>
   audit [--follow] [--limit n]   print the audit log (newest last)
+  reports list [--status open|resolved|all] [--limit n]
+  reports show <report_id>
+  reports resolve <report_id> --resolution text [--action none|warned|removed]
+  owner verify <account> --name text   mark the owner of an account as verified, under that name
   bench [--agents n] [--rate r]  load test a running PIRCAN over IRC; see pircan bench -h
 
 Every command takes the configuration flags; see pircan serve -h.
@@ -56,6 +60,10 @@ func main() {
 		err = runChannel(ctx, args, os.Stdout)
 	case "audit":
 		err = runAudit(ctx, args, os.Stdout)
+	case "reports":
+		err = runReports(ctx, args, os.Stdout)
+	case "owner":
+		err = runOwner(ctx, args, os.Stdout)
 	case "bench":
 		err = runBench(ctx, args, os.Stdout)
 	case "help", "-h", "--help":
@@ -162,6 +170,9 @@ func serverConfig(c config) (server.Config, error) {
 			MessagesHour:      e.int(c, "messages-per-hour"),
 			MaxHops:           e.int(c, "max-hops"),
 			ConversationHour:  e.int(c, "conversation-per-hour"),
+			ReportsHour:       e.int(c, "reports-per-hour"),
+			LoginsHour:        e.int(c, "logins-per-hour"),
+			SignInStartsHour:  e.int(c, "sign-in-starts-per-hour"),
 			Window:            time.Minute,
 		},
 		IRC: ircconn.Config{

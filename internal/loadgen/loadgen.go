@@ -84,8 +84,9 @@ type EchoConfig struct {
 }
 
 // Run runs the load and reports what it measured. It returns an error
-// only when it could not run (connect, identify or setup failed); lost
-// replies, disconnects and ERRORs are in the Result (see Failures).
+// when it could not run (connect, identify or setup failed: no Result) or
+// was interrupted (ctx: the Result so far); lost replies, disconnects and
+// ERRORs are in the Result (see Failures).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
@@ -139,7 +140,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.measure(ctx)
 	r.drain(ctx)
 	r.report(res)
-	return res, nil
+	return res, ctx.Err() // interrupted: what was measured so far, and why it stopped
 }
 
 func (c *Config) fill() error {

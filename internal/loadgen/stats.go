@@ -181,14 +181,13 @@ func (r *Result) Verb(verb string) *VerbStats {
 // floor's), agents the server disconnected, ERROR replies. Empty: success.
 func (r *Result) Failures() []string {
 	var out []string
-	lost := r.Lost
-	for _, f := range []*VerbStats{r.EchoFloor, r.NickServFloor} {
-		if f != nil {
-			lost += f.Lost
-		}
+	if r.Lost > 0 {
+		out = append(out, fmt.Sprintf("%d lost replies from %s", r.Lost, r.BotNick))
 	}
-	if lost > 0 {
-		out = append(out, fmt.Sprintf("%d lost replies", lost))
+	for _, f := range []*VerbStats{r.EchoFloor, r.NickServFloor} {
+		if f != nil && f.Lost > 0 {
+			out = append(out, fmt.Sprintf("%d lost replies from the %s", f.Lost, f.Verb))
+		}
 	}
 	if n := len(r.Disconnects); n > 0 {
 		out = append(out, fmt.Sprintf("%d agents disconnected by the server (first: %s: %s)", n,

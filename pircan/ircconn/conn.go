@@ -5,6 +5,7 @@
 package ircconn
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -133,7 +134,8 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 	}
 	c := &Conn{cfg: cfg, log: logger, events: make(chan Event, cfg.QueueSize), channels: map[string]bool{},
 		whoWaits: map[string]*whoWait{}}
-	c.pacer = NewPacer(cfg.Pacing, nil, c.sendNotice)
+	c.pacer = NewPacer(cfg.Pacing, nil, func(target, line string) error { return c.sendNotices(target, []string{line}) })
+	c.pacer.SendBatches(c.sendNotices)
 	return c
 }
 
@@ -308,12 +310,27 @@ func (c *Conn) sendRaw(command string, params ...string) {
 
 var errOffline = errors.New("not connected")
 
-func (c *Conn) sendNotice(target, line string) error {
+// sendNotices writes NOTICE lines to one target in a single write (see
+// Pacer.SendBatches). Each line is built and checked as irc-go would.
+func (c *Conn) sendNotices(target string, lines []string) error {
 	irc := c.current()
 	if irc == nil {
 		return errOffline
 	}
-	return irc.Send("NOTICE", target, line)
+	var buf []byte
+	for _, l := range lines {
+		m := ircmsg.MakeMessage(nil, "", "NOTICE", target, l)
+		b, err := m.LineBytesStrict(true, 512)
+		if err != nil {
+			c.log.Error().Err(err).Str("target", target).Msg("reply line refused; dropped")
+			continue
+		}
+		buf = append(buf, b...)
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	return irc.SendRaw(string(bytes.TrimSuffix(buf, []byte("\r\n"))))
 }
 
 // Run keeps the bot connected until ctx ends, then quits with message.

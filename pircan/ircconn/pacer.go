@@ -2,6 +2,7 @@ package ircconn
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,9 +56,10 @@ type recipient struct {
 // goes to the next recipient that may send, so a long list to one agent
 // never delays another's reply.
 type Pacer struct {
-	cfg  PacerConfig
-	now  func() time.Time
-	send func(target, line string) error
+	cfg       PacerConfig
+	now       func() time.Time
+	send      func(target, line string) error
+	sendBatch func(target string, lines []string) error // when set, Run uses it
 
 	mu      sync.Mutex
 	queues  map[string]*recipient // by folded target
@@ -136,11 +138,33 @@ func (p *Pacer) poke() {
 	}
 }
 
+// SendBatches makes Run hand a recipient all the lines it may have at once
+// to send in one call (one socket write): an IRC server that does not set
+// TCP_NODELAY holds a second line written separately until the client's
+// delayed ACK, ~40 ms (BENCHMARKS.md).
+func (p *Pacer) SendBatches(send func(target string, lines []string) error) { p.sendBatch = send }
+
 // Run sends until ctx ends.
 func (p *Pacer) Run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		if p.sendBatch != nil {
+			target, lines, wait := p.takeUpTo(p.cfg.Burst)
+			if len(lines) > 0 {
+				if err := p.sendBatch(target, lines); err != nil {
+					p.putBack(target, lines...)
+					p.SetOnline(false)
+				} else {
+					p.sent.Add(uint64(len(lines)))
+				}
+				continue
+			}
+			if !p.sleep(ctx, timer, wait) {
+				return
+			}
+			continue
+		}
 		target, line, wait := p.take()
 		if line != "" {
 			if err := p.send(target, line); err != nil {
@@ -151,38 +175,60 @@ func (p *Pacer) Run(ctx context.Context) {
 			}
 			continue
 		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
+		if !p.sleep(ctx, timer, wait) {
 			return
-		case <-p.wake:
-		case <-timer.C:
 		}
 	}
 }
 
+// sleep waits for wait, a wake-up or the end of ctx (false).
+func (p *Pacer) sleep(ctx context.Context, timer *time.Timer, wait time.Duration) bool {
+	timer.Reset(wait)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-p.wake:
+	case <-timer.C:
+	}
+	return true
+}
+
 // take picks the next line to send, or says how long to wait for one.
 func (p *Pacer) take() (target, line string, wait time.Duration) {
+	target, lines, wait := p.takeUpTo(1)
+	if len(lines) == 0 {
+		return "", "", wait
+	}
+	return target, lines[0], 0
+}
+
+// takeUpTo picks, for the next recipient whose turn it is, as many of its
+// queued lines (at most max) as its bucket and the global one allow now,
+// or says how long to wait.
+func (p *Pacer) takeUpTo(max int) (target string, lines []string, wait time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	wait = time.Hour
 	if !p.online || len(p.ring) == 0 {
-		return "", "", wait
+		return "", nil, wait
 	}
 	now := p.now()
-	if g := p.global.TokensAt(now); g < 1 {
-		return "", "", tokenWait(g, p.cfg.GlobalRate)
+	g := p.global.TokensAt(now)
+	if g < 1 {
+		return "", nil, tokenWait(g, p.cfg.GlobalRate)
 	}
 	for i := 0; i < len(p.ring); i++ {
 		idx := (p.next + i) % len(p.ring)
 		r := p.ring[idx]
-		if tokens := r.limiter.TokensAt(now); tokens < 1 {
+		tokens := r.limiter.TokensAt(now)
+		if tokens < 1 {
 			wait = min(wait, tokenWait(tokens, p.cfg.PerSecond))
 			continue
 		}
-		r.limiter.AllowN(now, 1)
-		p.global.AllowN(now, 1)
-		line, r.lines = r.lines[0], r.lines[1:]
+		n := min(max, int(tokens), int(g), len(r.lines))
+		r.limiter.AllowN(now, n)
+		p.global.AllowN(now, n)
+		lines, r.lines = r.lines[:n:n], r.lines[n:]
 		if len(r.lines) == 0 {
 			p.ring = append(p.ring[:idx], p.ring[idx+1:]...)
 			p.next = idx
@@ -190,13 +236,13 @@ func (p *Pacer) take() (target, line string, wait time.Duration) {
 		} else {
 			p.next = idx + 1
 		}
-		return r.target, line, 0
+		return r.target, lines, 0
 	}
-	return "", "", wait
+	return "", nil, wait
 }
 
-// putBack returns an unsent line to the front of its recipient's queue.
-func (p *Pacer) putBack(target, line string) {
+// putBack returns unsent lines to the front of their recipient's queue.
+func (p *Pacer) putBack(target string, lines ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.queues[foldTarget(target)]
@@ -206,7 +252,7 @@ func (p *Pacer) putBack(target, line string) {
 	if len(r.lines) == 0 {
 		p.ring = append(p.ring, r)
 	}
-	r.lines = append([]string{line}, r.lines...)
+	r.lines = append(slices.Clone(lines), r.lines...)
 }
 
 // forgetIdle drops recipients whose bucket has refilled and who wait for

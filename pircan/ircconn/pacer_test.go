@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -511,4 +512,28 @@ func TestPacerRunSendsAndRetries(t *testing.T) {
 		cancel()
 		<-done // a hang here fails the bubble
 	})
+}
+
+// With a batch sender, a recipient's lines go out together, as many as its
+// bucket allows at once (the burst), then one per refill.
+func TestPacerBatches(t *testing.T) {
+	c := &fakeClock{t: time.Unix(1_000_000, 0)}
+	p := NewPacer(PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 500}, c.now, nil)
+	p.SetOnline(true)
+	p.Enqueue("alice", "a0", "a1", "a2", "a3", "a4", "a5", "a6")
+	p.Enqueue("bob", "b0")
+	target, lines, _ := p.takeUpTo(5)
+	if target != "alice" || strings.Join(lines, ",") != "a0,a1,a2,a3,a4" {
+		t.Fatalf("first batch: %s %v", target, lines)
+	}
+	if target, lines, _ = p.takeUpTo(5); target != "bob" || len(lines) != 1 {
+		t.Fatalf("bob's turn: %s %v", target, lines)
+	}
+	if _, lines, wait := p.takeUpTo(5); len(lines) != 0 || wait != 500*time.Millisecond {
+		t.Fatalf("alice's bucket is empty: %v, wait %v", lines, wait)
+	}
+	c.t = c.t.Add(time.Second) // two tokens back
+	if _, lines, _ = p.takeUpTo(5); strings.Join(lines, ",") != "a5,a6" {
+		t.Fatalf("after a second: %v", lines)
+	}
 }

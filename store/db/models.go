@@ -83,6 +83,13 @@ type ContactRequest struct {
 	DecidedAt pgtype.Timestamptz
 }
 
+type LoginAttempt struct {
+	ID            int64
+	AccountFolded string
+	At            time.Time
+	Ok            bool
+}
+
 type Message struct {
 	ID             string
 	AgreementID    string
@@ -102,4 +109,42 @@ type Notification struct {
 	Type        string
 	CreatedAt   time.Time
 	DeliveredAt pgtype.Timestamptz
+}
+
+type Owner struct {
+	AccountFolded string
+	Account       string
+	Name          string
+	Verification  string
+	CreatedAt     time.Time
+	VerifiedAt    pgtype.Timestamptz
+}
+
+type PortalSession struct {
+	ID            string
+	SecretSha256  []byte
+	Code          string
+	CsrfToken     string
+	Address       string
+	UserAgent     string
+	CreatedAt     time.Time
+	AccountFolded *string
+	Account       *string
+	ApprovedAt    pgtype.Timestamptz
+	ExpiresAt     pgtype.Timestamptz
+	EndedAt       pgtype.Timestamptz
+}
+
+type Report struct {
+	ID         string
+	Reporter   string
+	Reported   string
+	Category   string
+	Details    string
+	Status     string
+	CreatedAt  time.Time
+	ResolvedAt pgtype.Timestamptz
+	ResolvedBy *string
+	Resolution *string
+	Action     *string
 }

@@ -1,0 +1,519 @@
+// Package portal is the owner web portal (/owner): server-rendered HTML,
+// no JavaScript. An owner signs in with a code the page shows and a LOGIN
+// sent over IRC while identified (spec §3 LOGIN); the browser holds a
+// random secret in an HttpOnly, SameSite=Strict cookie, and the database
+// only its SHA-256. Signed in, the owner manages every agent bound to the
+// account: policy, owner-decides requests, agreements, portal sessions.
+// Every form carries a CSRF token bound to the session.
+package portal
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// CookieName is the portal's session cookie.
+const CookieName = "pircan_owner"
+
+// Store is what the portal needs from persistence (store.Store has it).
+type Store interface {
+	StartSignIn(ctx context.Context, in pircan.NewSignIn, limit int) (pircan.PortalSession, error)
+	PortalSession(ctx context.Context, secretSHA256 []byte) (pircan.PortalSession, error)
+	Owner(ctx context.Context, account string) (*pircan.Owner, error)
+	OwnedAgents(ctx context.Context, account string) ([]pircan.OwnedAgent, error)
+	Contacts(ctx context.Context, agentID string, incoming bool, status string, limit, offset int) ([]pircan.ContactItem, int, error)
+	Agreements(ctx context.Context, agentID string, includeEnded bool, limit, offset int) ([]pircan.AgreementItem, int, error)
+	PortalSessions(ctx context.Context, account string) ([]pircan.SessionItem, error)
+	OwnerSetPolicy(ctx context.Context, account, session, agentID, policy string) error
+	OwnerDecide(ctx context.Context, account, session, agentID string, d pircan.Decision) (pircan.DecisionResult, error)
+	OwnerRevoke(ctx context.Context, account, session, agentID, agreementID string) error
+	EndPortalSession(ctx context.Context, account, bySession, sessionID string) error
+}
+
+// Config holds the portal's settings.
+type Config struct {
+	BotNick string // the nick owners send LOGIN to
+	Limits  pircan.Limits
+	Log     zerolog.Logger
+}
+
+// Handler serves /owner and everything under it.
+type Handler struct {
+	st  Store
+	cfg Config
+	mux *http.ServeMux
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+var pages = map[string]*template.Template{}
+
+func init() {
+	funcs := template.FuncMap{
+		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"clock": func(t time.Time) string { return t.UTC().Format("15:04 UTC") },
+		"join":  func(s []string) string { return strings.Join(s, ", ") },
+		"short": func(id string) string {
+			if len(id) > 8 {
+				return id[:8]
+			}
+			return id
+		},
+	}
+	for _, name := range []string{"signin", "agents", "sessions", "message"} {
+		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).
+			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	}
+}
+
+// New returns the portal's handler; mount it at /owner and /owner/.
+func New(st Store, cfg Config) *Handler {
+	if cfg.BotNick == "" {
+		cfg.BotNick = "PIRCAN"
+	}
+	h := &Handler{st: st, cfg: cfg, mux: http.NewServeMux()}
+	h.mux.HandleFunc("GET /owner", h.index)
+	h.mux.HandleFunc("GET /owner/{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/owner", http.StatusSeeOther)
+	})
+	h.mux.HandleFunc("GET /owner/sessions", h.signedIn(h.sessions))
+	h.mux.HandleFunc("GET /owner/signed-out", h.signedOut)
+	h.mux.HandleFunc("POST /owner/policy", h.action(h.setPolicy))
+	h.mux.HandleFunc("POST /owner/decide", h.action(h.decide))
+	h.mux.HandleFunc("POST /owner/revoke", h.action(h.revoke))
+	h.mux.HandleFunc("POST /owner/sessions/end", h.action(h.endSession))
+	h.mux.HandleFunc("POST /owner/sign-out", h.action(h.signOut))
+	h.mux.HandleFunc("/owner/", func(w http.ResponseWriter, r *http.Request) {
+		h.message(w, http.StatusNotFound, "Not found", "There is no such page in the owner portal.", "/owner", "Go to the owner portal")
+	})
+	return h
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	h.mux.ServeHTTP(w, r)
+}
+
+// page is what every template gets.
+type page struct {
+	Title   string
+	Refresh int // seconds; 0: none
+	Account string
+	Owner   *pircan.Owner
+	CSRF    string
+	Nav     string // which page of the signed-in portal
+	Flash   string
+	Data    any
+}
+
+func (h *Handler) render(w http.ResponseWriter, status int, name string, p page) {
+	var buf bytes.Buffer
+	if err := pages[name].Execute(&buf, p); err != nil {
+		h.internal(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+type messageData struct {
+	Heading, Text, Link, LinkText string
+}
+
+func (h *Handler) message(w http.ResponseWriter, status int, heading, text, link, linkText string) {
+	h.render(w, status, "message", page{Title: heading, Data: messageData{heading, text, link, linkText}})
+}
+
+func (h *Handler) internal(w http.ResponseWriter, err error) {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	ref := hex.EncodeToString(b[:])
+	h.cfg.Log.Error().Err(err).Str("ref", ref).Str("component", "portal").Msg("internal error")
+	var buf bytes.Buffer
+	_ = pages["message"].Execute(&buf, page{Title: "Something went wrong", Data: messageData{"Something went wrong",
+		"Something went wrong on our side; quote the reference " + ref + " to the operator.", "/owner", "Back to the owner portal"}})
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = buf.WriteTo(w)
+}
+
+// current returns the session the request's cookie names; hasCookie says
+// whether there was a cookie at all.
+func (h *Handler) current(r *http.Request) (s pircan.PortalSession, hasCookie bool, err error) {
+	c, err := r.Cookie(CookieName)
+	if err != nil || c.Value == "" {
+		return s, false, nil
+	}
+	secret, err := base64.RawURLEncoding.DecodeString(c.Value)
+	if err != nil || len(secret) != 32 {
+		return s, true, nil
+	}
+	sum := sha256.Sum256(secret)
+	s, err = h.st.PortalSession(r.Context(), sum[:])
+	if errors.Is(err, pircan.ErrNotFound) {
+		return s, true, nil
+	}
+	return s, true, err
+}
+
+func address(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
+	s, hasCookie, err := h.current(r)
+	if err != nil {
+		h.internal(w, err)
+		return
+	}
+	fresh := r.URL.Query().Get("new") == "1"
+	switch {
+	case s.Active:
+		h.agents(w, r, s)
+		return
+	case s.Waiting && !fresh:
+		h.signIn(w, s)
+		return
+	case s.ID != "" && !fresh:
+		// A code that ran out, or a session that ended: say so, and let the
+		// person ask for a new code (a refreshing page must not start one
+		// sign-in after another).
+		heading, text := "This code has expired", "Codes work for 10 minutes. Get a new code to sign in."
+		if s.Account != "" {
+			heading, text = "Your session has ended", "You were signed out (or 12 hours passed). Sign in again with a new code."
+		}
+		h.message(w, http.StatusOK, heading, text, "/owner?new=1", "Get a new code")
+		return
+	case !hasCookie && r.Header.Get("Sec-Fetch-Site") == "cross-site":
+		// A link from another site: the SameSite=Strict cookie was not
+		// sent. Continue here, where it is, before starting a sign-in.
+		h.message(w, http.StatusOK, "PIRCAN owner portal", "You followed a link from another site.", "/owner", "Continue to the owner portal")
+		return
+	}
+	h.startSignIn(w, r)
+}
+
+func (h *Handler) startSignIn(w http.ResponseWriter, r *http.Request) {
+	secret := make([]byte, 32)
+	csrf := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	_, _ = rand.Read(csrf)
+	sum := sha256.Sum256(secret)
+	ua := r.UserAgent()
+	if len(ua) > 300 {
+		ua = ua[:300]
+	}
+	s, err := h.st.StartSignIn(r.Context(), pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: base64.RawURLEncoding.EncodeToString(csrf),
+		Address: address(r), UserAgent: strings.ToValidUTF8(ua, "")}, h.cfg.Limits.SignInStartsHour)
+	if errors.Is(err, pircan.ErrRateLimited) {
+		w.Header().Set("Retry-After", "3600")
+		h.message(w, http.StatusTooManyRequests, "Too many sign-ins",
+			"At most "+strconv.Itoa(h.cfg.Limits.SignInStartsHour)+" sign-ins can be started per hour from one address. Try again later.", "", "")
+		return
+	}
+	if err != nil {
+		h.internal(w, err)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: base64.RawURLEncoding.EncodeToString(secret), Path: "/owner",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https",
+		MaxAge: int(pircan.SessionLifetime / time.Second)})
+	h.signIn(w, s)
+}
+
+type signInData struct {
+	Code, BotNick, Command string
+	ValidUntil             time.Time
+}
+
+func (h *Handler) signIn(w http.ResponseWriter, s pircan.PortalSession) {
+	h.render(w, http.StatusOK, "signin", page{Title: "Sign in", Refresh: 3, Data: signInData{
+		Code: s.Code, BotNick: h.cfg.BotNick, ValidUntil: s.CreatedAt.Add(pircan.CodeLifetime),
+		Command: "/msg " + h.cfg.BotNick + ` PIRCAN/1 LOGIN {"code":"` + s.Code + `"}`,
+	}})
+}
+
+func (h *Handler) signedOut(w http.ResponseWriter, r *http.Request) {
+	h.message(w, http.StatusOK, "Signed out", "This browser is signed out of the owner portal.", "/owner?new=1", "Sign in again")
+}
+
+// signedIn wraps a GET page that needs an active session.
+func (h *Handler) signedIn(fn func(http.ResponseWriter, *http.Request, pircan.PortalSession)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s, _, err := h.current(r)
+		if err != nil {
+			h.internal(w, err)
+			return
+		}
+		if !s.Active {
+			http.Redirect(w, r, "/owner", http.StatusSeeOther)
+			return
+		}
+		fn(w, r, s)
+	}
+}
+
+// action wraps a form POST: an active session and its CSRF token, or 403.
+func (h *Handler) action(fn func(http.ResponseWriter, *http.Request, pircan.PortalSession) (string, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		if err := r.ParseForm(); err != nil {
+			h.message(w, http.StatusBadRequest, "Bad request", "The form could not be read.", "/owner", "Back to the owner portal")
+			return
+		}
+		s, _, err := h.current(r)
+		if err != nil {
+			h.internal(w, err)
+			return
+		}
+		if !s.Active {
+			h.message(w, http.StatusForbidden, "Not signed in", "This browser is not signed in (or its session ended).", "/owner", "Sign in")
+			return
+		}
+		token := r.PostForm.Get("csrf")
+		if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(s.CSRFToken)) != 1 {
+			h.message(w, http.StatusForbidden, "Forbidden", "The form's security token is missing or wrong. Reload the page and try again.", "/owner", "Back to the owner portal")
+			return
+		}
+		next, err := fn(w, r, s)
+		if err != nil {
+			h.actionError(w, err)
+			return
+		}
+		if next != "" {
+			http.Redirect(w, r, next, http.StatusSeeOther)
+		}
+	}
+}
+
+// formError is a refusal to show as it is (400).
+type formError string
+
+func (e formError) Error() string { return string(e) }
+
+func (h *Handler) actionError(w http.ResponseWriter, err error) {
+	var fe formError
+	switch {
+	case errors.As(err, &fe):
+		h.message(w, http.StatusBadRequest, "Not done", string(fe), "/owner", "Back to the owner portal")
+	case errors.Is(err, pircan.ErrNotFound):
+		h.message(w, http.StatusNotFound, "Not found", "No such agent, request, agreement or session of yours.", "/owner", "Back to the owner portal")
+	case errors.Is(err, pircan.ErrNotPending):
+		h.message(w, http.StatusConflict, "Already decided", "That request was already decided, cancelled, or has expired.", "/owner", "Back to the owner portal")
+	case errors.Is(err, pircan.ErrNotActive):
+		h.message(w, http.StatusConflict, "Already ended", "That agreement has already ended.", "/owner", "Back to the owner portal")
+	case errors.Is(err, pircan.ErrInvalidGrant):
+		h.message(w, http.StatusBadRequest, "Not done", "You may grant fewer scopes or a shorter duration than requested, never more.", "/owner", "Back to the owner portal")
+	default:
+		h.internal(w, err)
+	}
+}
+
+// flashes are the confirmations a redirect may name (?done=…).
+var flashes = map[string]string{
+	"policy":   "Policy saved.",
+	"accepted": "Request accepted: the agreement is active.",
+	"declined": "Request declined.",
+	"revoked":  "Agreement revoked.",
+	"ended":    "Session ended.",
+}
+
+type agentView struct {
+	pircan.OwnedAgent
+	Pending    []pircan.ContactItem
+	Agreements []pircan.AgreementItem
+}
+
+type agentsData struct {
+	Agents   []agentView
+	Policies []policyChoice
+}
+
+type policyChoice struct{ Value, Text string }
+
+var policyChoices = []policyChoice{
+	{pircan.PolicyAgentDecides, "agent-decides: the agent accepts or declines itself"},
+	{pircan.PolicyOwnerDecides, "owner-decides: you decide here; the agent cannot change this"},
+	{pircan.PolicyAutoAccept, "auto-accept: message-only requests are accepted at once"},
+	{pircan.PolicyDeny, "deny: every request is declined at once"},
+}
+
+const listMax = 50
+
+func (h *Handler) agents(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) {
+	ctx := r.Context()
+	owner, err := h.st.Owner(ctx, s.Account)
+	if err != nil {
+		h.internal(w, err)
+		return
+	}
+	owned, err := h.st.OwnedAgents(ctx, s.Account)
+	if err != nil {
+		h.internal(w, err)
+		return
+	}
+	data := agentsData{Policies: policyChoices}
+	for _, a := range owned {
+		v := agentView{OwnedAgent: a}
+		if v.Pending, _, err = h.st.Contacts(ctx, a.ID, true, "pending", listMax, 0); err != nil {
+			h.internal(w, err)
+			return
+		}
+		if v.Agreements, _, err = h.st.Agreements(ctx, a.ID, false, listMax, 0); err != nil {
+			h.internal(w, err)
+			return
+		}
+		data.Agents = append(data.Agents, v)
+	}
+	h.render(w, http.StatusOK, "agents", page{Title: "Your agents", Account: s.Account, Owner: owner, CSRF: s.CSRFToken,
+		Nav: "agents", Flash: flashes[r.URL.Query().Get("done")], Data: data})
+}
+
+type sessionsData struct {
+	Current  string
+	Sessions []pircan.SessionItem
+}
+
+func (h *Handler) sessions(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) {
+	owner, err := h.st.Owner(r.Context(), s.Account)
+	if err != nil {
+		h.internal(w, err)
+		return
+	}
+	list, err := h.st.PortalSessions(r.Context(), s.Account)
+	if err != nil {
+		h.internal(w, err)
+		return
+	}
+	h.render(w, http.StatusOK, "sessions", page{Title: "Portal sessions", Account: s.Account, Owner: owner, CSRF: s.CSRFToken,
+		Nav: "sessions", Flash: flashes[r.URL.Query().Get("done")], Data: sessionsData{Current: s.ID, Sessions: list}})
+}
+
+func formID(r *http.Request, field string) (string, error) {
+	v := r.PostForm.Get(field)
+	if !pircan.ValidID(v) {
+		return "", formError("The form lacks a valid " + field + ".")
+	}
+	return v, nil
+}
+
+func (h *Handler) setPolicy(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
+	agentID, err := formID(r, "agent_id")
+	if err != nil {
+		return "", err
+	}
+	p := r.PostForm.Get("policy")
+	switch p {
+	case pircan.PolicyAgentDecides, pircan.PolicyOwnerDecides, pircan.PolicyAutoAccept, pircan.PolicyDeny:
+	default:
+		return "", formError("Choose one of the four policies.")
+	}
+	return "/owner?done=policy", h.st.OwnerSetPolicy(r.Context(), s.Account, s.ID, agentID, p)
+}
+
+func (h *Handler) decide(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
+	agentID, err := formID(r, "agent_id")
+	if err != nil {
+		return "", err
+	}
+	requestID, err := formID(r, "request_id")
+	if err != nil {
+		return "", err
+	}
+	d := pircan.Decision{RequestID: requestID}
+	switch r.PostForm.Get("decision") {
+	case "accept":
+		d.Kind = pircan.DecideAccept
+		d.Scopes = r.PostForm["scopes"]
+		if len(d.Scopes) == 0 {
+			return "", formError("Grant at least one scope, or decline the request.")
+		}
+		seen := map[string]bool{}
+		for _, sc := range d.Scopes {
+			if !pircan.ValidScope(sc) || seen[sc] {
+				return "", formError("Unknown or repeated scope.")
+			}
+			seen[sc] = true
+		}
+		if v := r.PostForm.Get("ttl_days"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 365 {
+				return "", formError("The duration is 1 to 365 days.")
+			}
+			d.TTLDays = n
+		}
+	case "decline":
+		d.Kind = pircan.DecideDecline
+	default:
+		return "", formError("Accept or decline.")
+	}
+	if _, err := h.st.OwnerDecide(r.Context(), s.Account, s.ID, agentID, d); err != nil {
+		return "", err
+	}
+	if d.Kind == pircan.DecideAccept {
+		return "/owner?done=accepted", nil
+	}
+	return "/owner?done=declined", nil
+}
+
+func (h *Handler) revoke(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
+	agentID, err := formID(r, "agent_id")
+	if err != nil {
+		return "", err
+	}
+	agreementID, err := formID(r, "agreement_id")
+	if err != nil {
+		return "", err
+	}
+	return "/owner?done=revoked", h.st.OwnerRevoke(r.Context(), s.Account, s.ID, agentID, agreementID)
+}
+
+func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
+	id, err := formID(r, "session_id")
+	if err != nil {
+		return "", err
+	}
+	if err := h.st.EndPortalSession(r.Context(), s.Account, s.ID, id); err != nil {
+		return "", err
+	}
+	if id == s.ID {
+		return "/owner/signed-out", nil
+	}
+	return "/owner/sessions?done=ended", nil
+}
+
+func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
+	if err := h.st.EndPortalSession(r.Context(), s.Account, s.ID, s.ID); err != nil {
+		return "", err
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/owner", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	return "/owner/signed-out", nil
+}

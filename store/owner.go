@@ -1,0 +1,261 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store/db"
+)
+
+// Owner sign-in and the owner portal's reads and actions.
+
+// StartSignIn implements the portal's sign-in start: at most limit starts
+// per hour per address, counted from the rows. It picks the code.
+func (s *Store) StartSignIn(ctx context.Context, in pircan.NewSignIn, limit int) (pircan.PortalSession, error) {
+	var out pircan.PortalSession
+	var rule error
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		if err := q.LockSignInStarts(ctx, in.Address); err != nil {
+			return err
+		}
+		n, err := q.CountSignInStarts(ctx, in.Address)
+		if err != nil {
+			return err
+		}
+		if n >= int64(limit) {
+			rule = pircan.ErrRateLimited
+			return audit(ctx, q, pircan.Actor{}, "owner.sign_in.rate_limited", "", map[string]any{"address": in.Address})
+		}
+		// A code names one waiting browser: on the (rare) clash with a
+		// waiting code, draw again.
+		for range 5 {
+			code := pircan.NewSignInCode()
+			row, err := q.InsertPortalSession(ctx, db.InsertPortalSessionParams{SecretSha256: in.SecretSHA256, Code: code,
+				CsrfToken: in.CSRFToken, Address: in.Address, UserAgent: in.UserAgent})
+			if errors.Is(err, errNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out = pircan.PortalSession{ID: row.ID, Code: code, CSRFToken: in.CSRFToken, Address: in.Address,
+				UserAgent: in.UserAgent, CreatedAt: row.CreatedAt, Waiting: true}
+			return audit(ctx, q, pircan.Actor{}, "owner.sign_in.start", row.ID, map[string]any{"address": in.Address})
+		}
+		return errors.New("no free sign-in code after 5 draws")
+	})
+	if err == nil && rule != nil {
+		return out, rule
+	}
+	return out, err
+}
+
+// PortalSession returns the session a cookie's secret hash names, as of now.
+func (s *Store) PortalSession(ctx context.Context, secretSHA256 []byte) (pircan.PortalSession, error) {
+	var out pircan.PortalSession
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		r, err := q.PortalSessionBySecret(ctx, secretSHA256)
+		if err != nil {
+			return notFound(err)
+		}
+		out = pircan.PortalSession{ID: r.ID, Code: r.Code, CSRFToken: r.CsrfToken, Address: r.Address,
+			UserAgent: r.UserAgent, CreatedAt: r.CreatedAt, Waiting: r.Waiting, Active: r.Active}
+		if r.Account != nil {
+			out.Account = *r.Account
+		}
+		if r.ExpiresAt.Valid {
+			out.ExpiresAt = r.ExpiresAt.Time
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Login implements pircan.Store. A wrong, expired or used code changes
+// nothing but the attempt count, which is committed with the refusal.
+func (s *Store) Login(ctx context.Context, account, code string, l pircan.Limits) (pircan.LoginResult, error) {
+	var res pircan.LoginResult
+	var rule error
+	folded := foldAccount(account)
+	actor := pircan.Actor{Account: account}
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		if err := q.LockLoginAttempts(ctx, folded); err != nil {
+			return err
+		}
+		n, err := q.CountLoginAttempts(ctx, folded)
+		if err != nil {
+			return err
+		}
+		if n >= int64(l.LoginsHour) {
+			rule = pircan.ErrRateLimited
+			return audit(ctx, q, actor, "owner.login.rate_limited", "", nil)
+		}
+		w, err := q.LockWaitingByCode(ctx, code)
+		if errors.Is(err, errNoRows) {
+			rule = pircan.ErrNotFound
+			if err := q.InsertLoginAttempt(ctx, db.InsertLoginAttemptParams{AccountFolded: folded, Ok: false}); err != nil {
+				return err
+			}
+			return audit(ctx, q, actor, "owner.login.failed", "", nil)
+		}
+		if err != nil {
+			return err
+		}
+		if err := q.InsertLoginAttempt(ctx, db.InsertLoginAttemptParams{AccountFolded: folded, Ok: true}); err != nil {
+			return err
+		}
+		a, err := q.ApprovePortalSession(ctx, db.ApprovePortalSessionParams{AccountFolded: folded, Account: account, ID: w.ID})
+		if err != nil {
+			return err
+		}
+		if err := q.EnsureOwner(ctx, db.EnsureOwnerParams{AccountFolded: folded, Account: account}); err != nil {
+			return err
+		}
+		res = pircan.LoginResult{SessionID: w.ID, Account: account, Browser: w.UserAgent, StartedAt: w.CreatedAt, ExpiresAt: a.ExpiresAt}
+		return audit(ctx, q, actor, "owner.sign_in", w.ID, map[string]any{"address": w.Address,
+			"browser_bytes": len(w.UserAgent), "expires_at": a.ExpiresAt})
+	})
+	if err == nil && rule != nil {
+		return res, rule
+	}
+	return res, err
+}
+
+// Logout implements pircan.Store.
+func (s *Store) Logout(ctx context.Context, account string) (int, error) {
+	n := 0
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		ids, err := q.EndAccountSessions(ctx, foldAccount(account))
+		if err != nil {
+			return err
+		}
+		n = len(ids)
+		return audit(ctx, q, pircan.Actor{Account: account}, "owner.logout", "", map[string]any{"sessions_ended": n, "sessions": ids})
+	})
+	return n, err
+}
+
+// Owner returns the owner of an account, or nil when it has none yet.
+func (s *Store) Owner(ctx context.Context, account string) (*pircan.Owner, error) {
+	var out *pircan.Owner
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		r, err := q.OwnerByAccount(ctx, foldAccount(account))
+		if errors.Is(err, errNoRows) {
+			return nil
+		}
+		if err == nil {
+			out = &pircan.Owner{Name: r.Name, Verification: r.Verification}
+		}
+		return err
+	})
+	return out, err
+}
+
+// VerifyOwner records that an operator checked who owns account, under
+// name; it creates the owner row if the owner has not signed in yet.
+func (s *Store) VerifyOwner(ctx context.Context, operator, account, name string) (created bool, err error) {
+	err = s.withTx(ctx, func(q *db.Queries) error {
+		created, err = q.VerifyOwner(ctx, db.VerifyOwnerParams{AccountFolded: foldAccount(account), Account: account, Name: name})
+		if err != nil {
+			return err
+		}
+		return audit(ctx, q, pircan.Actor{Account: operator}, "owner.verify", account,
+			map[string]any{"name": name, "verification": "verified", "created": created})
+	})
+	return created, err
+}
+
+// OwnedAgents lists every agent bound to account, with its policy.
+func (s *Store) OwnedAgents(ctx context.Context, account string) ([]pircan.OwnedAgent, error) {
+	var out []pircan.OwnedAgent
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.AgentsOfAccount(ctx, foldAccount(account))
+		for _, r := range rows {
+			out = append(out, pircan.OwnedAgent{Agent: pircan.Agent{ID: r.ID, Name: r.Name, Description: r.Description,
+				Capabilities: r.Capabilities, Nick: r.Nick}, Policy: r.Policy, Locked: r.PolicyLocked})
+		}
+		return err
+	})
+	return out, err
+}
+
+// PortalSessions lists the live portal sessions of account.
+func (s *Store) PortalSessions(ctx context.Context, account string) ([]pircan.SessionItem, error) {
+	var out []pircan.SessionItem
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.ListAccountSessions(ctx, foldAccount(account))
+		for _, r := range rows {
+			out = append(out, pircan.SessionItem{ID: r.ID, Address: r.Address, UserAgent: r.UserAgent,
+				ApprovedAt: r.ApprovedAt, ExpiresAt: r.ExpiresAt})
+		}
+		return err
+	})
+	return out, err
+}
+
+// EndPortalSession ends one live session of account (sign out, when it is
+// the caller's own): ErrNotFound if there is no such live session.
+func (s *Store) EndPortalSession(ctx context.Context, account, bySession, sessionID string) error {
+	return s.withTx(ctx, func(q *db.Queries) error {
+		n, err := q.EndPortalSession(ctx, db.EndPortalSessionParams{ID: sessionID, AccountFolded: foldAccount(account)})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return pircan.ErrNotFound
+		}
+		action := "owner.session.end"
+		if sessionID == bySession {
+			action = "owner.sign_out"
+		}
+		return audit(ctx, q, pircan.Actor{Account: account}, action, sessionID, map[string]any{"by_session": bySession})
+	})
+}
+
+// ownerActor is the owner acting on one of its agents from a portal
+// session: ErrNotFound unless the agent is bound to the owner's account.
+// The IRC twins below audit the change in its own transaction, with
+// by_owner and the session.
+func (s *Store) ownerActor(ctx context.Context, account, session, agentID string) (pircan.Actor, error) {
+	agents, err := s.OwnedAgents(ctx, account)
+	if err != nil {
+		return pircan.Actor{}, err
+	}
+	if !slices.ContainsFunc(agents, func(a pircan.OwnedAgent) bool { return a.ID == agentID }) {
+		return pircan.Actor{}, pircan.ErrNotFound
+	}
+	return pircan.Actor{Account: account, AgentID: agentID, ByOwner: true, Session: session}, nil
+}
+
+// OwnerSetPolicy sets an owned agent's policy as its owner: owner-decides
+// locks it (SetPolicy with ByOwner).
+func (s *Store) OwnerSetPolicy(ctx context.Context, account, session, agentID, policy string) error {
+	actor, err := s.ownerActor(ctx, account, session, agentID)
+	if err != nil {
+		return err
+	}
+	return s.SetPolicy(ctx, actor, policy)
+}
+
+// OwnerDecide accepts or declines a request to an owned agent as its owner.
+func (s *Store) OwnerDecide(ctx context.Context, account, session, agentID string, d pircan.Decision) (pircan.DecisionResult, error) {
+	if d.Kind != pircan.DecideAccept && d.Kind != pircan.DecideDecline {
+		return pircan.DecisionResult{}, pircan.ErrNotAuthorized
+	}
+	actor, err := s.ownerActor(ctx, account, session, agentID)
+	if err != nil {
+		return pircan.DecisionResult{}, err
+	}
+	return s.Decide(ctx, actor, d)
+}
+
+// OwnerRevoke ends an agreement of an owned agent as its owner.
+func (s *Store) OwnerRevoke(ctx context.Context, account, session, agentID, agreementID string) error {
+	actor, err := s.ownerActor(ctx, account, session, agentID)
+	if err != nil {
+		return err
+	}
+	return s.Revoke(ctx, actor, agreementID)
+}

@@ -1,0 +1,220 @@
+package store_test
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// Owner sign-in and the owner's portal actions at the store: limits are
+// counted from rows, and time rules are tested by ageing rows.
+
+var codeRE = regexp.MustCompile(`^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$`)
+
+func (h *hs) startSignIn(address, secret string) pircan.PortalSession {
+	h.t.Helper()
+	sum := sha256.Sum256([]byte(secret))
+	p, err := h.s.StartSignIn(h.ctx, pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: "csrf-" + secret,
+		Address: address, UserAgent: "TestBrowser/1.0 (" + secret + ")"}, 10)
+	if err != nil {
+		h.t.Fatalf("start sign-in: %v", err)
+	}
+	return p
+}
+
+func (h *hs) session(secret string) pircan.PortalSession {
+	h.t.Helper()
+	sum := sha256.Sum256([]byte(secret))
+	p, err := h.s.PortalSession(h.ctx, sum[:])
+	if err != nil {
+		h.t.Fatalf("session: %v", err)
+	}
+	return p
+}
+
+func TestSignInStartsLimitedPerAddress(t *testing.T) {
+	h := newHS(t)
+	for i := range 10 {
+		p := h.startSignIn("192.0.2.1", fmt.Sprint("s", i))
+		if !codeRE.MatchString(p.Code) || !p.Waiting || p.Active {
+			t.Fatalf("start %d: %+v", i, p)
+		}
+	}
+	sum := sha256.Sum256([]byte("eleventh"))
+	_, err := h.s.StartSignIn(h.ctx, pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: "x", Address: "192.0.2.1"}, 10)
+	wantErr(t, "11th start", err, pircan.ErrRateLimited)
+	h.startSignIn("192.0.2.2", "other-address") // another address is not limited
+	// An hour later the address may start again.
+	h.exec("UPDATE portal_sessions SET created_at = created_at - interval '61 minutes' WHERE address = '192.0.2.1'")
+	h.startSignIn("192.0.2.1", "later")
+	// The secret itself is stored nowhere.
+	if n := h.count("SELECT count(*) FROM portal_sessions WHERE position('later'::bytea in secret_sha256) > 0"); n != 0 {
+		t.Fatal("secret stored in clear")
+	}
+}
+
+func TestLoginApprovesOnceAndLogoutEnds(t *testing.T) {
+	h := newHS(t)
+	alice := h.agent("alice")
+	p := h.startSignIn("192.0.2.1", "browser-1")
+	after := h.lastAuditID()
+
+	res, err := h.s.Login(h.ctx, "Alice", p.Code, pircan.DefaultLimits)
+	if err != nil || res.Account != "Alice" || res.Browser != "TestBrowser/1.0 (browser-1)" || res.SessionID != p.ID ||
+		!res.StartedAt.Equal(p.CreatedAt) || res.ExpiresAt.Sub(res.StartedAt) < pircan.SessionLifetime-5*time.Second {
+		t.Fatalf("login: %+v %v", res, err)
+	}
+	s := h.session("browser-1")
+	if !s.Active || s.Waiting || s.Account != "Alice" {
+		t.Fatalf("approved session: %+v", s)
+	}
+	// A code works once.
+	_, err = h.s.Login(h.ctx, "alice", p.Code, pircan.DefaultLimits)
+	wantErr(t, "reused code", err, pircan.ErrNotFound)
+	// The owner row now exists: WHOAMI shows it.
+	a, err := h.s.AgentByAccount(h.ctx, "alice")
+	if err != nil || a.Owner == nil || a.Owner.Name != "Alice" || a.Owner.Verification != "unverified" {
+		t.Fatalf("agent owner: %+v %v", a.Owner, err)
+	}
+	if _, err := h.s.VerifyOwner(h.ctx, "operator:carol", "ALICE", "Alice Liddell"); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := h.s.AgentByAccount(h.ctx, "alice"); a.Owner == nil || *a.Owner != (pircan.Owner{Name: "Alice Liddell", Verification: "verified"}) {
+		t.Fatalf("verified owner: %+v", a.Owner)
+	}
+	_ = alice
+
+	// A second browser; LOGOUT ends both.
+	p2 := h.startSignIn("192.0.2.1", "browser-2")
+	if _, err := h.s.Login(h.ctx, "alice", p2.Code, pircan.DefaultLimits); err != nil {
+		t.Fatal(err)
+	}
+	list, err := h.s.PortalSessions(h.ctx, "alice")
+	if err != nil || len(list) != 2 {
+		t.Fatalf("sessions: %+v %v", list, err)
+	}
+	n, err := h.s.Logout(h.ctx, "alice")
+	if err != nil || n != 2 {
+		t.Fatalf("logout: %d %v", n, err)
+	}
+	if s := h.session("browser-1"); s.Active {
+		t.Fatal("session survived LOGOUT")
+	}
+	if n, _ := h.s.Logout(h.ctx, "alice"); n != 0 {
+		t.Fatalf("second logout ended %d", n)
+	}
+	got := actions(h.auditAfter(after))
+	want := []string{"owner.sign_in", "owner.login.failed", "owner.verify", "owner.sign_in.start", "owner.sign_in", "owner.logout", "owner.logout"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("audit: %v, want %v", got, want)
+	}
+}
+
+func TestLoginRefusals(t *testing.T) {
+	h := newHS(t)
+	// An expired code (older than 10 minutes) is refused and changes nothing.
+	p := h.startSignIn("192.0.2.1", "old")
+	h.exec("UPDATE portal_sessions SET created_at = now() - interval '10 minutes 1 second' WHERE id = $1", p.ID)
+	_, err := h.s.Login(h.ctx, "bob", p.Code, pircan.DefaultLimits)
+	wantErr(t, "expired code", err, pircan.ErrNotFound)
+	if s := h.session("old"); s.Active || s.Account != "" {
+		t.Fatalf("expired code approved: %+v", s)
+	}
+	// Wrong codes count: with 10 attempts in the hour, even a right code is refused.
+	fresh := h.startSignIn("192.0.2.1", "fresh")
+	for i := 0; i < 9; i++ {
+		if _, err := h.s.Login(h.ctx, "bob", "BBBB-BBBB", pircan.DefaultLimits); !errors.Is(err, pircan.ErrNotFound) {
+			t.Fatalf("wrong code %d: %v", i, err)
+		}
+	}
+	_, err = h.s.Login(h.ctx, "bob", fresh.Code, pircan.DefaultLimits)
+	wantErr(t, "11th attempt", err, pircan.ErrRateLimited)
+	if s := h.session("fresh"); s.Active {
+		t.Fatal("rate-limited LOGIN approved a browser")
+	}
+	// Another account is not limited by bob's attempts.
+	if _, err := h.s.Login(h.ctx, "carol", fresh.Code, pircan.DefaultLimits); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.count("SELECT count(*) FROM login_attempts WHERE account_folded = 'bob'"); n != 10 {
+		t.Fatalf("bob's attempts: %d", n)
+	}
+	// An hour later bob may try again.
+	h.exec("UPDATE login_attempts SET at = at - interval '61 minutes'")
+	if _, err := h.s.Login(h.ctx, "bob", "BBBB-BBBB", pircan.DefaultLimits); !errors.Is(err, pircan.ErrNotFound) {
+		t.Fatalf("after an hour: %v", err)
+	}
+	// An approved session expires after 12 hours.
+	h.exec("UPDATE portal_sessions SET expires_at = now() - interval '1 second' WHERE id = $1", fresh.ID)
+	if s := h.session("fresh"); s.Active {
+		t.Fatal("expired session is active")
+	}
+}
+
+func TestOwnerActions(t *testing.T) {
+	h := newHS(t)
+	alice, bob, carol := h.agent("alice"), h.agent("bob"), h.agent("carol")
+	p := h.startSignIn("192.0.2.1", "b")
+	if _, err := h.s.Login(h.ctx, "alice", p.Code, pircan.DefaultLimits); err != nil {
+		t.Fatal(err)
+	}
+	agents, err := h.s.OwnedAgents(h.ctx, "alice")
+	if err != nil || len(agents) != 1 || agents[0].ID != alice.ID || agents[0].Policy != pircan.PolicyAgentDecides {
+		t.Fatalf("owned: %+v %v", agents, err)
+	}
+	// Only the owner's own agents.
+	wantErr(t, "policy of bob's agent", h.s.OwnerSetPolicy(h.ctx, "alice", p.ID, bob.ID, pircan.PolicyDeny), pircan.ErrNotFound)
+	if err := h.s.OwnerSetPolicy(h.ctx, "alice", p.ID, alice.ID, pircan.PolicyOwnerDecides); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "agent changes locked policy", h.s.SetPolicy(h.ctx, act(alice), pircan.PolicyAutoAccept), pircan.ErrNotAuthorized)
+
+	r := h.mustContact(bob, alice, pircan.ScopeMessage, "task:assess")
+	notes := h.lastNoteID()
+	after := h.lastAuditID()
+	_, err = h.s.OwnerDecide(h.ctx, "bob", "x", alice.ID, pircan.Decision{Kind: pircan.DecideAccept, RequestID: r.RequestID})
+	wantErr(t, "another owner decides", err, pircan.ErrNotFound)
+	_, err = h.s.OwnerDecide(h.ctx, "alice", p.ID, alice.ID, pircan.Decision{Kind: pircan.DecideAccept, RequestID: r.RequestID,
+		Scopes: []string{pircan.ScopeMessage, "resource:read"}})
+	wantErr(t, "wider grant", err, pircan.ErrInvalidGrant)
+	res, err := h.s.OwnerDecide(h.ctx, "alice", p.ID, alice.ID, pircan.Decision{Kind: pircan.DecideAccept, RequestID: r.RequestID,
+		Scopes: []string{pircan.ScopeMessage}, TTLDays: 7})
+	if err != nil || !slices.Equal(res.Scopes, []string{pircan.ScopeMessage}) {
+		t.Fatalf("owner accept: %+v %v", res, err)
+	}
+	got, _ := h.notesAfter(notes)
+	if !slices.Equal(got, []note{{bob.ID, "contact_update"}, {alice.ID, "agreement_update"}}) {
+		t.Fatalf("notifications: %v", got)
+	}
+	// Revoke: the owner's agent must be a party.
+	wantErr(t, "revoke as carol's owner", h.s.OwnerRevoke(h.ctx, "carol", "x", carol.ID, res.AgreementID), pircan.ErrNotFound)
+	if err := h.s.OwnerRevoke(h.ctx, "alice", p.ID, alice.ID, res.AgreementID); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "second revoke", h.s.OwnerRevoke(h.ctx, "alice", p.ID, alice.ID, res.AgreementID), pircan.ErrNotActive)
+	want := []string{"contact.accept", "agreement.create", "agreement.revoke"}
+	if got := actions(h.auditAfter(after)); !slices.Equal(got, want) {
+		t.Fatalf("audit: %v, want %v", got, want)
+	}
+	// Sessions: end another one, then sign out.
+	p2 := h.startSignIn("192.0.2.1", "b2")
+	if _, err := h.s.Login(h.ctx, "alice", p2.Code, pircan.DefaultLimits); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "bob ends alice's session", h.s.EndPortalSession(h.ctx, "bob", "x", p2.ID), pircan.ErrNotFound)
+	if err := h.s.EndPortalSession(h.ctx, "alice", p.ID, p2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.s.EndPortalSession(h.ctx, "alice", p.ID, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := h.s.PortalSessions(h.ctx, "alice"); len(list) != 0 {
+		t.Fatalf("sessions left: %+v", list)
+	}
+}

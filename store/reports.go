@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store/db"
+)
+
+// Report implements pircan.Store: every rule of REPORT is checked inside one
+// transaction, with the reporter's row locked, so racing reports (several
+// connections of one account, later MCP) beat neither the hourly limit nor
+// the one open report per reported agent.
+func (s *Store) Report(ctx context.Context, actor pircan.Actor, r pircan.NewReport, l pircan.Limits) (string, error) {
+	var id string
+	me := actor.AgentID
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		if r.Reported == me {
+			return pircan.ErrSelfReport
+		}
+		if !pircan.ValidID(r.Reported) {
+			return pircan.ErrUnknownAgent
+		}
+		if ok, err := q.AgentExists(ctx, r.Reported); err != nil || !ok {
+			return orErr(err, pircan.ErrUnknownAgent)
+		}
+		if err := q.LockAgent(ctx, me); err != nil {
+			return err
+		}
+		if n, err := q.CountReportsLastHour(ctx, me); err != nil || n >= int64(l.ReportsHour) {
+			return orErr(err, pircan.ErrRateLimited)
+		}
+		if open, err := q.HasOpenReport(ctx, db.HasOpenReportParams{Reporter: me, Reported: r.Reported}); err != nil || open {
+			return orErr(err, pircan.ErrDuplicateReport)
+		}
+		row, err := q.InsertReport(ctx, db.InsertReportParams{Reporter: me, Reported: r.Reported,
+			Category: r.Category, Details: r.Details})
+		if err != nil {
+			if isUniqueViolation(err) {
+				return pircan.ErrDuplicateReport // cannot happen under the lock; the index is the backstop
+			}
+			return err
+		}
+		id = row.ID
+		return audit(ctx, q, actor, "report.file", row.ID, map[string]any{"reported": r.Reported,
+			"category": r.Category, "details_bytes": len(r.Details)})
+	})
+	return id, err
+}
+
+// Report statuses and the operator's resolution actions.
+const (
+	ReportOpen     = "open"
+	ReportResolved = "resolved"
+)
+
+// ReportActions are what an operator may record on resolving a report.
+var ReportActions = []string{"none", "warned", "removed"}
+
+// ReportParty is one agent of a report, as the operator sees it.
+type ReportParty struct {
+	AgentID  string   `json:"agent_id"`
+	Name     string   `json:"name"`
+	Accounts []string `json:"accounts,omitempty"`
+}
+
+// ReportInfo is a report as the operator sees it. Details, the resolution
+// and the accounts are filled in by ReportByID only.
+type ReportInfo struct {
+	ID         string      `json:"report_id"`
+	CreatedAt  time.Time   `json:"created_at"`
+	Reporter   ReportParty `json:"reporter"`
+	Reported   ReportParty `json:"reported"`
+	Category   string      `json:"category"`
+	Details    string      `json:"details,omitempty"`
+	Status     string      `json:"status"`
+	ResolvedAt *time.Time  `json:"resolved_at,omitempty"`
+	ResolvedBy string      `json:"resolved_by,omitempty"`
+	Resolution string      `json:"resolution,omitempty"`
+	Action     string      `json:"action,omitempty"`
+}
+
+// ListReports returns up to limit reports of a status (open, resolved or
+// all), newest first, and how many match in all (operator command).
+func (s *Store) ListReports(ctx context.Context, status string, limit int) ([]ReportInfo, int, error) {
+	var out []ReportInfo
+	total := 0
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.ListReports(ctx, db.ListReportsParams{Status: status, Lim: int32(limit)})
+		for _, r := range rows {
+			out = append(out, ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Status: r.Status,
+				Reporter: ReportParty{AgentID: r.Reporter, Name: r.ReporterName},
+				Reported: ReportParty{AgentID: r.Reported, Name: r.ReportedName}})
+			total = int(r.Total)
+		}
+		return err
+	})
+	return out, total, err
+}
+
+// ReportByID returns everything about one report, or pircan.ErrNotFound
+// (operator command).
+func (s *Store) ReportByID(ctx context.Context, id string) (ReportInfo, error) {
+	var info ReportInfo
+	if !pircan.ValidID(id) {
+		return info, pircan.ErrNotFound
+	}
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		r, err := q.ReportByID(ctx, id)
+		if err != nil {
+			return notFound(err)
+		}
+		info = ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Details: r.Details, Status: r.Status,
+			Reporter: ReportParty{AgentID: r.Reporter, Name: r.ReporterName, Accounts: r.ReporterAccounts},
+			Reported: ReportParty{AgentID: r.Reported, Name: r.ReportedName, Accounts: r.ReportedAccounts}}
+		if r.ResolvedAt.Valid {
+			at := r.ResolvedAt.Time
+			info.ResolvedAt = &at
+		}
+		info.ResolvedBy, info.Resolution, info.Action = orEmpty(r.ResolvedBy), orEmpty(r.Resolution), orEmpty(r.Action)
+		return nil
+	})
+	return info, err
+}
+
+// MaxResolution is the cap on an operator's resolution text, in characters.
+const MaxResolution = 1000
+
+// ResolveReport closes an open report (operator command), audited with the
+// operator as actor. A report that is not open is pircan.ErrNotPending; one
+// that does not exist, pircan.ErrNotFound. action is one of ReportActions;
+// it records what the operator did, and changes nothing else.
+func (s *Store) ResolveReport(ctx context.Context, operator, id, resolution, action string) error {
+	if !slices.Contains(ReportActions, action) {
+		return fmt.Errorf("action %q: want one of %s", action, strings.Join(ReportActions, ", "))
+	}
+	if strings.TrimSpace(resolution) == "" {
+		return errors.New("the resolution must not be empty")
+	}
+	if n := utf8.RuneCountInString(resolution); n > MaxResolution {
+		return fmt.Errorf("the resolution may be at most %d characters; it has %d", MaxResolution, n)
+	}
+	if !pircan.ValidID(id) {
+		return pircan.ErrNotFound
+	}
+	return s.withTx(ctx, func(q *db.Queries) error {
+		r, err := q.LockReport(ctx, id)
+		if err != nil {
+			return notFound(err)
+		}
+		if r.Status != ReportOpen {
+			return pircan.ErrNotPending
+		}
+		if err := q.ResolveReport(ctx, db.ResolveReportParams{ID: id, ResolvedBy: operator,
+			Resolution: resolution, Action: action}); err != nil {
+			return err
+		}
+		return audit(ctx, q, pircan.Actor{Account: operator}, "report.resolve", id, map[string]any{
+			"reporter": r.Reporter, "reported": r.Reported, "action": action, "resolution_bytes": len(resolution)})
+	})
+}
+
+// orEmpty reads a nullable text column.
+func orEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
