@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -78,6 +79,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	echoOper := fs.String("echo-oper-name", "", "optional OPER for the echo bot (fake-lag exemption, as PIRCAN's)")
 	echoOperPassword := fs.String("echo-oper-password", os.Getenv("PIRCAN_BENCH_ECHO_OPER_PASSWORD"), "its password (env PIRCAN_BENCH_ECHO_OPER_PASSWORD)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	traceFile := fs.String("trace", "", "write a CSV line per timed request to this file (start_ms,row,agent,ms,first_line_ms,outcome)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -102,6 +104,17 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 			"unless PIRCAN_RATE_PER_CALLER was raised on the bot, expect rate_limited and lost replies\n",
 			*rate, *rate/float64(*agents)*60)
 	}
+	var trace io.Writer
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		bw := bufio.NewWriter(f)
+		defer bw.Flush()
+		trace = bw
+	}
 	if *settle == 0 {
 		*settle = -1 // loadgen: 0 is its default, <0 none
 	}
@@ -112,7 +125,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 		ConnectParallel: *parallel, Timeout: *timeout, Settle: *settle, FloorRate: *floorRate,
 		Echo: loadgen.EchoConfig{Nick: *echoNick, SASLAccount: *echoAccount, SASLPassword: *echoPassword,
 			OperName: *echoOper, OperPassword: *echoOperPassword},
-		Progress: os.Stderr,
+		Progress: os.Stderr, Trace: trace,
 	})
 	if res == nil {
 		return err

@@ -45,8 +45,8 @@ var settings = []setting{
 	{"sign-in-starts-per-hour", "PIRCAN_SIGN_IN_STARTS_PER_HOUR", "10", "owner portal sign-in starts per hour per address", false},
 	{"reply-burst", "PIRCAN_REPLY_BURST", "5", "lines to one recipient before pacing", false},
 	{"reply-rate", "PIRCAN_REPLY_RATE", "2", "lines per second to one recipient after the burst", false},
-	{"output-burst", "PIRCAN_OUTPUT_BURST", "100", "global output burst (lines)", false},
-	{"output-rate", "PIRCAN_OUTPUT_RATE", "50", "global output cap (lines per second)", false},
+	{"output-burst", "PIRCAN_OUTPUT_BURST", "200", "global output burst (lines)", false},
+	{"output-rate", "PIRCAN_OUTPUT_RATE", "200", "global output cap (lines per second)", false},
 	{"workers", "PIRCAN_WORKERS", "16", "requests handled at once", false},
 }
 

@@ -71,6 +71,11 @@ type Config struct {
 
 	// Progress receives a line per phase (nil: none).
 	Progress io.Writer
+	// Trace, if set, receives a CSV line per timed request as it ends:
+	// start (Unix ms), row (verb or floor), agent nick, round trip in ms
+	// (empty if lost), first line in ms (lists), outcome (ok, lost, or the
+	// ERROR code), to line slow requests up with the bot's logs.
+	Trace io.Writer
 }
 
 // EchoConfig says where the echo floor is. Without Nick there is no echo
@@ -109,8 +114,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer r.closeAll()
 
 	reapCtx, stopReaper := context.WithCancel(context.Background())
-	defer stopReaper()
-	go r.reaper(reapCtx)
+	reaped := make(chan struct{})
+	go func() { defer close(reaped); r.reaper(reapCtx) }()
+	defer func() { stopReaper(); <-reaped }() // with closeAll: nothing writes to Trace once Run returns
 
 	res := &Result{Server: cfg.Server, BotNick: cfg.BotNick, Agents: cfg.Agents, TargetRate: cfg.Rate,
 		DurationSeconds: cfg.Duration.Seconds(), Mix: cfg.Mix.String(), FindLimit: cfg.FindLimit}
@@ -263,6 +269,8 @@ type run struct {
 	mu      sync.Mutex
 	pending map[string]*request
 	lostIDs map[string]bool
+
+	traceMu sync.Mutex
 }
 
 func (r *run) progress(format string, args ...any) {
@@ -349,8 +357,7 @@ func (r *run) startEcho(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.echo = b
-	r.echoFold = pircan.FoldNick(b.Nick())
+	r.echo = b // (echoFold is set from Echo.Nick before any reader runs)
 	return nil
 }
 
@@ -493,6 +500,7 @@ func (r *run) complete(req *request, o outcome, at time.Time) {
 			first = req.first.Sub(req.start)
 		}
 		r.stats[req.stat].addReply(at.Sub(req.start), first, code, req.inWindow)
+		r.trace(req, at.Sub(req.start), first, code)
 	}
 	if req.done != nil {
 		req.done <- o
@@ -500,6 +508,26 @@ func (r *run) complete(req *request, o outcome, at time.Time) {
 	if req.after != nil && code == "" {
 		req.after(o.last)
 	}
+}
+
+// trace writes req's CSV line (d < 0: lost).
+func (r *run) trace(req *request, d, first time.Duration, code string) {
+	if r.cfg.Trace == nil {
+		return
+	}
+	ms := func(d time.Duration) string {
+		if d <= 0 {
+			return ""
+		}
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
+	}
+	if code == "" {
+		code = "ok"
+	}
+	line := fmt.Sprintf("%d,%s,%s,%s,%s,%s\n", req.start.UnixMilli(), req.stat, req.a.nick, ms(d), ms(first), code)
+	r.traceMu.Lock()
+	defer r.traceMu.Unlock()
+	_, _ = io.WriteString(r.cfg.Trace, line)
 }
 
 // reaper counts requests without a reply within the timeout as lost.
@@ -524,6 +552,7 @@ func (r *run) reaper(ctx context.Context) {
 			for _, req := range lost {
 				if req.stat != "" {
 					r.stats[req.stat].addLost()
+					r.trace(req, -1, 0, "lost")
 				}
 				if req.stat == floorInfo {
 					req.a.mu.Lock()

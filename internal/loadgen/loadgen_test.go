@@ -40,13 +40,14 @@ func TestSmallLoad(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	var trace bytes.Buffer
 	res, err := loadgen.Run(ctx, loadgen.Config{
 		Server: n.TLSAddr(), CAFile: n.CertFile, BotNick: bot.Nick,
 		Agents: 10, NickPrefix: bottest.Unique("lg"), Password: "pw-" + hex.EncodeToString(pw[:]), Register: true,
 		Duration: 5 * time.Second, Mix: mix,
 		Echo: loadgen.EchoConfig{Nick: echoNick, SASLAccount: echoNick, SASLPassword: hex.EncodeToString(pw[:]),
 			OperName: n.BotOperName, OperPassword: n.BotOperPass},
-		Progress: logWriter{t},
+		Progress: logWriter{t}, Trace: &trace,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +87,11 @@ func TestSmallLoad(t *testing.T) {
 	}
 	if _, err := json.Marshal(res); err != nil {
 		t.Error(err)
+	}
+	// One trace line per timed request: the load, its ACCEPTs and both floors.
+	wantLines := res.Sent + res.EchoFloor.Sent + res.NickServFloor.Sent
+	if got := strings.Count(trace.String(), "\n"); got != wantLines {
+		t.Errorf("%d trace lines, want %d", got, wantLines)
 	}
 }
 

@@ -23,7 +23,7 @@ type PacerConfig struct {
 
 // DefaultPacing is the spec's per-recipient pacing under a global cap that
 // a server with a fake-lag exemption for the bot sustains.
-var DefaultPacing = PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 500}
+var DefaultPacing = PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 200, GlobalRate: 200, MaxQueued: 500}
 
 // withDefaults fills unset (or unusable) fields from DefaultPacing.
 func (c PacerConfig) withDefaults() PacerConfig {
