@@ -4,8 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"math"
-	"slices"
+	"github.com/creatimus/pircan/internal/latency"
 	"testing"
 	"time"
 
@@ -126,18 +125,6 @@ func roundTrips(b *testing.B, c *ircnet.Client, target, text string, check func(
 			b.Fatal(problem)
 		}
 	}
-	b.ReportMetric(rtMillis(rtPercentile(durs, 50)), "p50-ms")
-	b.ReportMetric(rtMillis(rtPercentile(durs, 99)), "p99-ms")
-}
-
-func rtMillis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// rtPercentile is the nearest-rank percentile of durs (which it sorts).
-func rtPercentile(durs []time.Duration, pct int) time.Duration {
-	if len(durs) == 0 {
-		return 0
-	}
-	slices.Sort(durs)
-	rank := int(math.Ceil(float64(pct) / 100 * float64(len(durs))))
-	return durs[max(rank, 1)-1]
+	b.ReportMetric(latency.Millis(latency.Percentile(durs, 50)), "p50-ms")
+	b.ReportMetric(latency.Millis(latency.Percentile(durs, 99)), "p99-ms")
 }

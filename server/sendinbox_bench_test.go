@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/creatimus/pircan/internal/latency"
 	"slices"
 	"strings"
 	"sync"
@@ -224,8 +225,8 @@ func runPairs(b *testing.B, pairs []*msgPair, op func(context.Context, *msgPair,
 	if len(all) != b.N {
 		b.Fatalf("%d operations timed, want %d", len(all), b.N)
 	}
-	b.ReportMetric(rtMillis(rtPercentile(all, 50)), "p50-ms")
-	b.ReportMetric(rtMillis(rtPercentile(all, 99)), "p99-ms")
+	b.ReportMetric(latency.Millis(latency.Percentile(all, 50)), "p50-ms")
+	b.ReportMetric(latency.Millis(latency.Percentile(all, 99)), "p99-ms")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
 }
 

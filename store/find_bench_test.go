@@ -31,10 +31,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"github.com/creatimus/pircan/internal/latency"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,31 +129,19 @@ func BenchmarkFind(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			p50, p := benchPercentile(durs, 50), benchPercentile(durs, 99)
-			b.ReportMetric(benchMillis(p50), "p50-ms")
-			b.ReportMetric(benchMillis(p), "p99-ms")
+			p50, p := latency.Percentile(durs, 50), latency.Percentile(durs, 99)
+			b.ReportMetric(latency.Millis(p50), "p50-ms")
+			b.ReportMetric(latency.Millis(p), "p99-ms")
 			p99[sh.name] = p
 		})
 	}
 	for _, sh := range benchFindShapes {
 		if p := p99[sh.name]; p > benchSlowP99 {
 			sql, args := tracer.capture(ctx, b, traced, sh.q)
-			b.Logf("SLOW: %s p99 %.1f ms > %v: EXPLAIN (ANALYZE, BUFFERS)\n%s", sh.name, benchMillis(p), benchSlowP99,
+			b.Logf("SLOW: %s p99 %.1f ms > %v: EXPLAIN (ANALYZE, BUFFERS)\n%s", sh.name, latency.Millis(p), benchSlowP99,
 				benchExplain(ctx, b, s.pool, "EXPLAIN (ANALYZE, BUFFERS)", sql, args))
 		}
 	}
-}
-
-func benchMillis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// benchPercentile is the nearest-rank percentile of durs (which it sorts).
-func benchPercentile(durs []time.Duration, pct int) time.Duration {
-	if len(durs) == 0 {
-		return 0
-	}
-	slices.Sort(durs)
-	rank := int(math.Ceil(float64(pct) / 100 * float64(len(durs))))
-	return durs[max(rank, 1)-1]
 }
 
 // benchSeed fills agents with n synthetic rows unless it holds exactly n

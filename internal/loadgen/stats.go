@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"fmt"
+	"github.com/creatimus/pircan/internal/latency"
 	"io"
 	"maps"
 	"math"
@@ -102,23 +103,17 @@ func (c *collector) stats(verb string, window time.Duration) VerbStats {
 	for _, d := range durs {
 		sum += d
 	}
-	v.P50Ms = millis(percentile(durs, 50))
-	v.P99Ms = millis(percentile(durs, 99))
+	v.P50Ms = millis(latency.Percentile(durs, 50))
+	v.P99Ms = millis(latency.Percentile(durs, 99))
 	v.MeanMs = millis(sum / time.Duration(len(durs)))
 	v.MaxMs = millis(durs[len(durs)-1])
 	if len(c.firsts) > 0 {
 		firsts := slices.Clone(c.firsts)
 		slices.Sort(firsts)
-		v.FirstP50 = millis(percentile(firsts, 50))
-		v.FirstP99 = millis(percentile(firsts, 99))
+		v.FirstP50 = millis(latency.Percentile(firsts, 50))
+		v.FirstP99 = millis(latency.Percentile(firsts, 99))
 	}
 	return v
-}
-
-// percentile is the nearest-rank percentile of sorted durs.
-func percentile(sorted []time.Duration, pct int) time.Duration {
-	rank := int(math.Ceil(float64(pct) / 100 * float64(len(sorted))))
-	return sorted[max(rank, 1)-1]
 }
 
 func millis(d time.Duration) float64 {
