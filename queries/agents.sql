@@ -49,6 +49,18 @@ WHERE (sqlc.narg('q')::text IS NULL OR search LIKE '%' || sqlc.narg('q')::text |
 ORDER BY created_at, id
 LIMIT @lim OFFSET @off;
 
+-- name: FindFewAgents :many
+-- FindAgents for a filter with few matches (counted first): the sort key is
+-- an expression so the planner cannot walk agents_created_at, where a rare
+-- match among the newest agents would cost a scan of the whole directory;
+-- it takes the GIN indexes and sorts the few rows.
+SELECT id, name, description, capabilities, nick
+FROM agents
+WHERE (sqlc.narg('q')::text IS NULL OR search LIKE '%' || sqlc.narg('q')::text || '%')
+  AND (sqlc.narg('capability')::text IS NULL OR capabilities_folded @> ARRAY[sqlc.narg('capability')::text])
+ORDER BY created_at + interval '0 seconds', id
+LIMIT @lim OFFSET @off;
+
 -- name: CountAgents :one
 -- FIND's total, counted up to @cap matches: an exact count of a common
 -- filter over a large directory costs hundreds of milliseconds.

@@ -155,21 +155,33 @@ func (s *Store) FindAgents(ctx context.Context, fq pircan.FindQuery) ([]pircan.A
 			c := strings.ToLower(fq.Capability)
 			p.Capability = &c
 		}
-		rows, err := q.FindAgents(ctx, p)
+		// Count first (capped): it also says which page query suits the
+		// filter. Many matches: walking the registration order finds a page
+		// at once. Few: a walk could cross the whole directory before it
+		// meets them (a new capability of the newest agents, say), so the
+		// few are fetched through the indexes and sorted.
+		n, err := q.CountAgents(ctx, db.CountAgentsParams{Q: p.Q, Capability: p.Capability, Cap: pircan.MaxFindTotal + 1})
 		if err != nil {
+			return err
+		}
+		total = int(n)
+		var rows []db.FindAgentsRow
+		if n <= pircan.MaxFindTotal {
+			few, err := q.FindFewAgents(ctx, db.FindFewAgentsParams(p))
+			if err != nil {
+				return err
+			}
+			for _, r := range few {
+				rows = append(rows, db.FindAgentsRow(r))
+			}
+		} else if rows, err = q.FindAgents(ctx, p); err != nil {
 			return err
 		}
 		for _, r := range rows {
 			agents = append(agents, pircan.Agent{ID: r.ID, Name: r.Name, Description: r.Description,
 				Capabilities: r.Capabilities, Nick: r.Nick})
 		}
-		if fq.Offset == 0 && len(rows) < fq.Limit {
-			total = len(rows) // the whole result is on this page
-			return nil
-		}
-		n, err := q.CountAgents(ctx, db.CountAgentsParams{Q: p.Q, Capability: p.Capability, Cap: pircan.MaxFindTotal + 1})
-		total = int(n)
-		return err
+		return nil
 	})
 	return agents, total, err
 }

@@ -185,6 +185,65 @@ func (q *Queries) FindAgents(ctx context.Context, arg FindAgentsParams) ([]FindA
 	return items, nil
 }
 
+const findFewAgents = `-- name: FindFewAgents :many
+SELECT id, name, description, capabilities, nick
+FROM agents
+WHERE ($1::text IS NULL OR search LIKE '%' || $1::text || '%')
+  AND ($2::text IS NULL OR capabilities_folded @> ARRAY[$2::text])
+ORDER BY created_at + interval '0 seconds', id
+LIMIT $4 OFFSET $3
+`
+
+type FindFewAgentsParams struct {
+	Q          *string
+	Capability *string
+	Off        int32
+	Lim        int32
+}
+
+type FindFewAgentsRow struct {
+	ID           string
+	Name         string
+	Description  string
+	Capabilities []string
+	Nick         string
+}
+
+// FindAgents for a filter with few matches (counted first): the sort key is
+// an expression so the planner cannot walk agents_created_at, where a rare
+// match among the newest agents would cost a scan of the whole directory;
+// it takes the GIN indexes and sorts the few rows.
+func (q *Queries) FindFewAgents(ctx context.Context, arg FindFewAgentsParams) ([]FindFewAgentsRow, error) {
+	rows, err := q.db.Query(ctx, findFewAgents,
+		arg.Q,
+		arg.Capability,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FindFewAgentsRow{}
+	for rows.Next() {
+		var i FindFewAgentsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.Capabilities,
+			&i.Nick,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockRegistrations = `-- name: LockRegistrations :exec
 SELECT pg_advisory_xact_lock(7340001)
 `
