@@ -98,6 +98,19 @@ func (c *common) parse(args []string) error {
 	return c.cfg.resolve(c.fs, *c.file)
 }
 
+// parsePositional parses flags and returns the positional arguments, which
+// operators may write before the flags (`channel add '#x' --private`).
+func (c *common) parsePositional(args []string) ([]string, error) {
+	var pos []string
+	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	if err := c.parse(args); err != nil {
+		return nil, err
+	}
+	return append(pos, c.fs.Args()...), nil
+}
+
 func (c *common) logger() zerolog.Logger {
 	var w io.Writer = os.Stderr
 	if c.cfg.str("log-format") == "console" {
@@ -233,15 +246,10 @@ func runChannel(ctx context.Context, args []string, out io.Writer) error {
 	c := newCommon("channel " + sub)
 	private := c.fs.Bool("private", false, "add: members only, by invitation")
 	topic := c.fs.String("topic", "", "add: the channel's topic")
-	// Positional arguments may come before the flags.
-	var pos []string
-	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		pos, args = append(pos, args[0]), args[1:]
-	}
-	if err := c.parse(args); err != nil {
+	pos, err := c.parsePositional(args)
+	if err != nil {
 		return err
 	}
-	pos = append(pos, c.fs.Args()...)
 	st, err := c.openStore(ctx)
 	if err != nil {
 		return err

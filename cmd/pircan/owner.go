@@ -19,14 +19,10 @@ func runOwner(ctx context.Context, args []string, out io.Writer) error {
 	args = args[1:]
 	c := newCommon("owner verify")
 	name := c.fs.String("name", "", "the owner's name, as the operator checked it (required)")
-	var pos []string
-	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		pos, args = append(pos, args[0]), args[1:]
-	}
-	if err := c.parse(args); err != nil {
+	pos, err := c.parsePositional(args)
+	if err != nil {
 		return err
 	}
-	pos = append(pos, c.fs.Args()...)
 	if len(pos) != 1 || pos[0] == "" {
 		return errors.New("owner verify takes one account")
 	}

@@ -40,15 +40,10 @@ func runReports(ctx context.Context, args []string, out io.Writer) error {
 		resolution = c.fs.String("resolution", "", "what was found and done (required)")
 		action = c.fs.String("action", "none", "what was done: "+strings.Join(store.ReportActions, ", "))
 	}
-	// Positional arguments may come before the flags.
-	var pos []string
-	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		pos, args = append(pos, args[0]), args[1:]
-	}
-	if err := c.parse(args); err != nil {
+	pos, err := c.parsePositional(args)
+	if err != nil {
 		return err
 	}
-	pos = append(pos, c.fs.Args()...)
 	if len(pos) != n {
 		return fmt.Errorf("reports %s takes %d argument(s)", sub, n)
 	}

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -34,31 +32,6 @@ type client struct {
 	closing bool   // we are quitting: the server's ERROR and EOF are expected
 	gone    string // why the server dropped us ("" while connected, or when we quit)
 	done    chan struct{}
-}
-
-// tlsConfigFor verifies the server by the host of addr, against the system
-// roots plus the PEM certificates in caFile (as PIRCAN does).
-func tlsConfigFor(addr, caFile string) (*tls.Config, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("server %q: %w", addr, err)
-	}
-	cfg := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("CA file: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA file %s holds no certificate", caFile)
-		}
-		cfg.RootCAs = pool
-	}
-	return cfg, nil
 }
 
 // dial connects over TLS and registers as nick (CAP negotiation, NICK/USER,

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/creatimus/pircan/pircan/ircconn"
 	"io"
 	"strconv"
 	"strings"
@@ -96,7 +97,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	tlsConf, err := tlsConfigFor(cfg.Server, cfg.CAFile)
+	tlsConf, err := ircconn.TLSConfig(cfg.Server, cfg.CAFile, false)
 	if err != nil {
 		return nil, err
 	}

@@ -520,13 +520,20 @@ func (c *Conn) tlsConfig() (*tls.Config, error) {
 	if !c.cfg.TLS {
 		return nil, nil
 	}
-	host, _, err := net.SplitHostPort(c.cfg.Server)
+	return TLSConfig(c.cfg.Server, c.cfg.CAFile, c.cfg.Insecure)
+}
+
+// TLSConfig is the client TLS set-up for an IRC server at host:port: the
+// system roots plus the PEM certificates in caFile (a local network's
+// self-signed one), or no verification at all when insecure.
+func TLSConfig(server, caFile string, insecure bool) (*tls.Config, error) {
+	host, _, err := net.SplitHostPort(server)
 	if err != nil {
-		return nil, fmt.Errorf("IRC server %q: %w", c.cfg.Server, err)
+		return nil, fmt.Errorf("IRC server %q: %w", server, err)
 	}
-	cfg := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.cfg.Insecure}
-	if c.cfg.CAFile != "" {
-		pem, err := os.ReadFile(c.cfg.CAFile)
+	cfg := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
 		if err != nil {
 			return nil, fmt.Errorf("CA file: %w", err)
 		}
@@ -535,7 +542,7 @@ func (c *Conn) tlsConfig() (*tls.Config, error) {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA file %s holds no certificate", c.cfg.CAFile)
+			return nil, fmt.Errorf("CA file %s holds no certificate", caFile)
 		}
 		cfg.RootCAs = pool
 	}
