@@ -433,8 +433,12 @@ func (c *Conn) addCallbacks(irc *ircevent.Connection) {
 		}
 		sender := pircan.Sender{Account: accountTag(m), Nick: m.Nick()}
 		text := m.Params[1]
-		if strings.HasPrefix(m.Params[0], "#") || strings.HasPrefix(m.Params[0], "&") {
-			c.emit(Event{Kind: Spoke, Sender: sender, Channel: m.Params[0], At: serverTime(m)})
+		// Only a line to our own nick is a request: never a channel, nor a
+		// STATUSMSG target such as @#agents.
+		if !self(m.Params[0]) {
+			if ch := channelTarget(m.Params[0], irc.ISupport()); ch != "" {
+				c.emit(Event{Kind: Spoke, Sender: sender, Channel: ch, At: serverTime(m)})
+			}
 			return
 		}
 		if strings.HasPrefix(text, "\x01") {
