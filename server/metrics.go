@@ -25,9 +25,10 @@ const scrapeTimeout = time.Second
 // own registry (never the global one), so several bots in one process, as
 // in tests, do not clash.
 type opsState struct {
-	once     sync.Once
-	metrics  *metrics
-	httpAddr atomic.Pointer[string]
+	once        sync.Once
+	metrics     *metrics
+	httpAddr    atomic.Pointer[string]
+	metricsAddr atomic.Pointer[string]
 }
 
 type metrics struct {

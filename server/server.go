@@ -31,6 +31,9 @@ type Config struct {
 	Timeout     time.Duration // per request
 	// Drain bounds the wait for requests in flight and queued output at shutdown.
 	Drain time.Duration
+	// MetricsAddr, when set, is where ServeMetrics serves /metrics; the
+	// public listener (ServeHTTP) then does not.
+	MetricsAddr string
 }
 
 // Bot is a running PIRCAN.
