@@ -30,3 +30,13 @@ func channelTarget(target string, isupport map[string]string) string {
 	}
 	return name
 }
+
+// origin is the user@host part of a message source (nick!user@host), ""
+// when the server sent none: it names a connection across nick changes.
+func origin(source string) string {
+	_, uh, ok := strings.Cut(source, "!")
+	if !ok || !strings.Contains(uh, "@") {
+		return ""
+	}
+	return uh
+}
