@@ -88,10 +88,10 @@ type Event struct {
 
 // Conn keeps PIRCAN on the network.
 type Conn struct {
-	cfg   Config
-	log   zerolog.Logger
-	lanes *lanes
-	pacer *Pacer
+	cfg    Config
+	log    zerolog.Logger
+	events *lanes
+	pacer  *Pacer
 
 	mu          sync.Mutex
 	irc         *ircevent.Connection // nil while disconnected
@@ -120,7 +120,7 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 	if cfg.Pacing.Burst == 0 {
 		cfg.Pacing = DefaultPacing
 	}
-	c := &Conn{cfg: cfg, log: logger, lanes: newLanes(cfg.QueueSize), channels: map[string]bool{},
+	c := &Conn{cfg: cfg, log: logger, events: newLanes(cfg.QueueSize), channels: map[string]bool{},
 		whoWaits: map[string]*whoWait{}}
 	c.pacer = NewPacer(cfg.Pacing, nil, func(target, line string) error { return c.sendNotices(target, []string{line}) })
 	c.pacer.SendBatches(c.sendNotices)
@@ -130,7 +130,7 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 // Events is the priority lane: identified requests and Connected (see
 // Lane; Membership and Unidentified are the others). Its consumer must not
 // block for long: the IRC reader waits when it is full.
-func (c *Conn) Events() <-chan Event { return c.lanes.q[LanePriority] }
+func (c *Conn) Events() <-chan Event { return c.events.q[LanePriority] }
 
 // Notice queues NOTICE lines to target through the pacer.
 func (c *Conn) Notice(target string, lines ...string) { c.pacer.Enqueue(target, lines...) }
@@ -411,7 +411,7 @@ func (c *Conn) emit(e Event) {
 	if e.At.IsZero() {
 		e.At = e.Received
 	}
-	c.lanes.put(e, c.log)
+	c.events.put(e, c.log)
 }
 
 // addCallbacks turns server lines into Events. They run on irc-go's read

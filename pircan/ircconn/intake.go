@@ -104,28 +104,28 @@ func (l *lanes) put(e Event, log zerolog.Logger) {
 }
 
 // Membership is the lane of membership events (see LaneMembership).
-func (c *Conn) Membership() <-chan Event { return c.lanes.q[LaneMembership] }
+func (c *Conn) Membership() <-chan Event { return c.events.q[LaneMembership] }
 
 // Unidentified is the lane of requests without an account.
-func (c *Conn) Unidentified() <-chan Event { return c.lanes.q[LaneUnidentified] }
+func (c *Conn) Unidentified() <-chan Event { return c.events.q[LaneUnidentified] }
 
 // MembershipLost reports, once, that membership events were dropped and ev
 // is the last one queued before that: what the bot knew of presence may
 // now be stale, and it should start over (forget, ask WHO again).
 func (c *Conn) MembershipLost(ev Event) bool {
-	lost := c.lanes.lostUpTo.Load()
-	return lost != 0 && ev.seq >= lost && c.lanes.lostUpTo.CompareAndSwap(lost, 0)
+	lost := c.events.lostUpTo.Load()
+	return lost != 0 && ev.seq >= lost && c.events.lostUpTo.CompareAndSwap(lost, 0)
 }
 
 // Lanes reports each lane's queue length and drops.
 func (c *Conn) Lanes() []LaneStat {
 	out := make([]LaneStat, numLanes)
 	for i := range out {
-		out[i] = LaneStat{Lane: Lane(i), Queued: len(c.lanes.q[i]), Dropped: c.lanes.dropped[i].Load()}
+		out[i] = LaneStat{Lane: Lane(i), Queued: len(c.events.q[i]), Dropped: c.events.dropped[i].Load()}
 	}
 	return out
 }
 
 // PriorityWaits counts the times the IRC reader waited for room in the
 // priority lane (backpressure rather than a lost request).
-func (c *Conn) PriorityWaits() uint64 { return c.lanes.waits.Load() }
+func (c *Conn) PriorityWaits() uint64 { return c.events.waits.Load() }

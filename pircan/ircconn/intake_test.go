@@ -55,9 +55,9 @@ func TestLanesDropOnlyTheirOwn(t *testing.T) {
 // event queued before the drop, so that everything it knew up to then is
 // applied before it forgets presence.
 func TestMembershipLostAfterTheLastQueued(t *testing.T) {
-	c := &Conn{lanes: newLanes(2)} // membership lane: 4
+	c := &Conn{events: newLanes(2)} // membership lane: 4
 	for range 6 {
-		c.lanes.put(Event{Kind: Quit}, zerolog.Nop())
+		c.events.put(Event{Kind: Quit}, zerolog.Nop())
 	}
 	var lost []int
 	for i := range 4 {
@@ -68,7 +68,7 @@ func TestMembershipLostAfterTheLastQueued(t *testing.T) {
 	if len(lost) != 1 || lost[0] != 3 {
 		t.Errorf("loss reported after events %v, want after the 4th (the last queued) only", lost)
 	}
-	c.lanes.put(Event{Kind: Quit}, zerolog.Nop())
+	c.events.put(Event{Kind: Quit}, zerolog.Nop())
 	if c.MembershipLost(<-c.Membership()) {
 		t.Error("loss reported again with nothing new dropped")
 	}
