@@ -37,11 +37,13 @@ type notifier struct {
 	mu        sync.Mutex
 	last      *pircan.Expiring[time.Time] // agent → its delivery within the last notifyGap
 	scheduled map[string]bool             // agent → a delivery is queued or set for later
+	// delivering: agent → a delivery runs (at most notifyWorkers entries).
+	delivering map[string]bool
 }
 
 func newNotifier(b *Bot) *notifier {
 	return &notifier{b: b, presence: ircconn.NewPresence(nil), work: make(chan func(), notifyQueue),
-		last: pircan.NewExpiring[time.Time](notifyGap, pircan.MaxTrackedCallers), scheduled: map[string]bool{}}
+		last: pircan.NewExpiring[time.Time](notifyGap, pircan.MaxTrackedCallers), scheduled: map[string]bool{}, delivering: map[string]bool{}}
 }
 
 // run starts the notification workers; they stop with ctx.
@@ -137,9 +139,20 @@ func (n *notifier) wake(ctx context.Context, agentID string) {
 func (n *notifier) deliver(ctx context.Context, agentID string) {
 	n.mu.Lock()
 	delete(n.scheduled, agentID)
+	if n.delivering[agentID] { // one delivery per agent at a time: try again after the gap
+		n.mu.Unlock()
+		time.AfterFunc(notifyGap, func() { n.wake(ctx, agentID) })
+		return
+	}
+	n.delivering[agentID] = true
 	now := time.Now()
 	n.last.Put(agentID, now, now) // full: no gap is kept, nothing is lost
 	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		delete(n.delivering, agentID)
+		n.mu.Unlock()
+	}()
 	if ctx.Err() != nil {
 		return
 	}
