@@ -56,7 +56,7 @@ type Service struct {
 	cfg      Config
 	log      zerolog.Logger
 	limiter  *requestLimiter
-	welcomed *onceEvery
+	welcomed *welcomeGate
 	verbs    map[string]verb
 }
 
@@ -69,7 +69,7 @@ func NewService(store Store, actions Actions, cfg Config, log zerolog.Logger) *S
 		cfg.Lobby = "#agents"
 	}
 	s := &Service{store: store, actions: actions, cfg: cfg, log: log,
-		limiter: newRequestLimiter(cfg.Limits, cfg.Now), welcomed: newOnceEvery(WelcomePeriod, cfg.Now)}
+		limiter: newRequestLimiter(cfg.Limits, cfg.Now), welcomed: newWelcomeGate(cfg.Now)}
 	s.verbs = verbTable()
 	return s
 }
@@ -124,10 +124,8 @@ func (s *Service) HandleOutcome(ctx context.Context, sender Sender, text string)
 		return nil, out
 	case denyOnce:
 		s.log.Info().Str("account", sender.Account).Str("nick", sender.Nick).Msg("rate limited")
-		secs := int(until.Sub(s.cfg.Now()).Seconds()) + 1
 		out.Limited, out.Code = true, CodeRateLimited
-		return s.finish(id, []Reply{errorReply(verbName, &Error{Code: CodeRateLimited,
-			Message: "Too many requests; PIRCAN will not answer until the window passes."}, Field{"retry_after", secs})}), out
+		return s.finish(id, []Reply{rateLimited(verbName, until.Sub(s.cfg.Now()))}), out
 	}
 	if perr != nil && perr.Code == CodeNotPircan && isPlainHelp(text) {
 		out.Verb = OutcomePlainHelp
@@ -146,6 +144,31 @@ func (s *Service) HandleOutcome(ctx context.Context, sender Sender, text string)
 		return s.finish(id, []Reply{s.errorToReply(req.Verb, err)}), out
 	}
 	return s.finish(id, replies), out
+}
+
+// Overloaded is the reply to a request refused before it was read, because
+// its sender already has as many requests waiting as PIRCAN queues: the
+// same rate_limited ERROR as the per-minute limit, with the request's id
+// and verb when they can be read.
+func (s *Service) Overloaded(text string, retry time.Duration) []Reply {
+	req, _ := Parse(text)
+	var id *string
+	verbName := ""
+	if req != nil {
+		verbName = req.Verb
+		if req.HasID {
+			id = &req.ID
+		}
+	}
+	return s.finish(id, []Reply{rateLimited(verbName, retry)})
+}
+
+// rateLimited is the one rate_limited ERROR; retry_after is whole seconds,
+// rounded up past retry.
+func rateLimited(verbName string, retry time.Duration) Reply {
+	return errorReply(verbName, &Error{Code: CodeRateLimited,
+		Message: "Too many requests; PIRCAN will not answer until the window passes."},
+		Field{"retry_after", int(retry.Seconds()) + 1})
 }
 
 func isPlainHelp(text string) bool {

@@ -1,8 +1,11 @@
 package pircan
 
 import (
+	"container/list"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Limits are the request limits of spec §4; a test or benchmark may raise
@@ -27,6 +30,94 @@ var DefaultLimits = Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute,
 	ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40, ReportsHour: 5,
 	LoginsHour: 10, SignInStartsHour: 10}
 
+// MaxTrackedCallers bounds each in-memory per-caller table (request
+// windows of accounts, of unidentified nicks; nicks welcomed; welcome
+// origins). A caller who finds its table full has no entry of its own: its
+// requests count against the unidentified callers' shared window only, and
+// it is not welcomed. A flood of distinct nicks thus costs bounded memory
+// and cannot buy more than the shared budget.
+const MaxTrackedCallers = 20000
+
+// expirePerCall is how many expired entries one call of an expiring table
+// drops at most: more than it adds, so expired entries never pile up, and
+// no call sweeps the whole table.
+const expirePerCall = 4
+
+// Expiring is a table whose entries each live one fixed ttl from when they
+// were put. So they expire in the order they were put: expiry pops from the
+// front of a list, O(1) per call. It holds at most max entries.
+type Expiring[V any] struct {
+	ttl   time.Duration
+	max   int
+	items map[string]*list.Element
+	order list.List // of *expiringEntry[V], oldest first
+}
+
+type expiringEntry[V any] struct {
+	key   string
+	until time.Time
+	val   V
+}
+
+// NewExpiring makes a table of entries living ttl, at most max of them. It
+// is not safe for concurrent use: its owner holds a lock.
+func NewExpiring[V any](ttl time.Duration, max int) *Expiring[V] {
+	return &Expiring[V]{ttl: ttl, max: max, items: map[string]*list.Element{}}
+}
+
+// Get returns key's live value.
+func (e *Expiring[V]) Get(key string, now time.Time) (*V, bool) {
+	e.expire(now)
+	el, ok := e.items[key]
+	if !ok {
+		return nil, false
+	}
+	en := el.Value.(*expiringEntry[V])
+	if !now.Before(en.until) { // expired, not yet reached by expire
+		e.remove(el)
+		return nil, false
+	}
+	return &en.val, true
+}
+
+// Room reports whether Put would find space.
+func (e *Expiring[V]) Room(now time.Time) bool {
+	e.expire(now)
+	return len(e.items) < e.max
+}
+
+// Put stores v for key from now (replacing an expired entry); false, and
+// nothing stored, when the table is full of live entries.
+func (e *Expiring[V]) Put(key string, v V, now time.Time) (*V, bool) {
+	e.expire(now)
+	if el, ok := e.items[key]; ok {
+		e.remove(el)
+	}
+	if len(e.items) >= e.max {
+		return nil, false
+	}
+	en := &expiringEntry[V]{key: key, until: now.Add(e.ttl), val: v}
+	e.items[key] = e.order.PushBack(en)
+	return &en.val, true
+}
+
+func (e *Expiring[V]) expire(now time.Time) {
+	for range expirePerCall {
+		el := e.order.Front()
+		if el == nil || now.Before(el.Value.(*expiringEntry[V]).until) {
+			return
+		}
+		e.remove(el)
+	}
+}
+
+func (e *Expiring[V]) remove(el *list.Element) {
+	delete(e.items, el.Value.(*expiringEntry[V]).key)
+	e.order.Remove(el)
+}
+
+func (e *Expiring[V]) Len() int { return len(e.items) }
+
 // verdict of the request limiter.
 type verdict int
 
@@ -47,17 +138,22 @@ type window struct {
 // requestLimiter keeps the per-minute request windows in memory (they need
 // not survive a restart; hourly limits are counted from the database).
 type requestLimiter struct {
-	mu        sync.Mutex
-	limits    Limits
-	now       func() time.Time
-	windows   map[string]*window
-	lastSweep time.Time
+	mu       sync.Mutex
+	limits   Limits
+	now      func() time.Time
+	accounts *Expiring[window]
+	nicks    *Expiring[window] // unidentified callers, by folded nick
+	shared   window            // all unidentified callers together
+	// sharedTold counts the rate_limited replies of the shared window: at
+	// most Unidentified per window, so a flood of fresh nicks past the
+	// shared limit is not answered line for line.
+	sharedTold int
 }
 
-const unidentifiedKey = "\x00unidentified" // cannot collide with an account or nick
-
 func newRequestLimiter(l Limits, now func() time.Time) *requestLimiter {
-	return &requestLimiter{limits: l, now: now, windows: map[string]*window{}}
+	return &requestLimiter{limits: l, now: now,
+		accounts: NewExpiring[window](l.Window, MaxTrackedCallers),
+		nicks:    NewExpiring[window](l.Window, MaxTrackedCallers)}
 }
 
 // check counts one request from s and says whether to serve it. An
@@ -68,32 +164,50 @@ func (l *requestLimiter) check(s Sender) (verdict, time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	l.sweep(now)
 	if s.Identified() {
-		return l.take("a:"+s.Account, l.limits.PerCaller, now)
+		if w, ok := l.own(l.accounts, s.Account, now); ok {
+			return l.take(w, l.limits.PerCaller, now)
+		}
+		return l.takeShared(nil, now) // the table is full (MaxTrackedCallers)
 	}
-	own := "n:" + FoldNick(s.Nick)
-	if v, until := l.take(own, l.limits.PerCaller, now); v != allow {
-		return v, until // refused by its own window: does not spend the shared one
+	w, ok := l.own(l.nicks, FoldNick(s.Nick), now)
+	if ok {
+		if v, until := l.take(w, l.limits.PerCaller, now); v != allow {
+			return v, until // refused by its own window: does not spend the shared one
+		}
 	}
-	v, until := l.take(unidentifiedKey, l.limits.Unidentified, now)
-	if v == allow {
-		return v, until
-	}
-	// Over the shared limit: each nick is told once, then silence.
-	if w := l.windows[own]; !w.told {
-		w.told = true
-		return denyOnce, until
-	}
-	return denySilent, until
+	return l.takeShared(w, now)
 }
 
-func (l *requestLimiter) take(key string, max int, now time.Time) (verdict, time.Time) {
-	w := l.windows[key]
-	if w == nil || !now.Before(w.start.Add(l.limits.Window)) {
-		w = &window{start: now}
-		l.windows[key] = w
+// own finds or starts key's window; false when the table is full.
+func (l *requestLimiter) own(t *Expiring[window], key string, now time.Time) (*window, bool) {
+	if w, ok := t.Get(key, now); ok {
+		return w, true
 	}
+	return t.Put(key, window{start: now}, now)
+}
+
+// takeShared counts a request in the unidentified callers' shared window.
+// Over it, each nick is told once (own: its window; nil when it has none),
+// up to Unidentified replies per window in all; then silence.
+func (l *requestLimiter) takeShared(own *window, now time.Time) (verdict, time.Time) {
+	if !now.Before(l.shared.start.Add(l.limits.Window)) {
+		l.shared, l.sharedTold = window{start: now}, 0
+	}
+	l.shared.count++
+	until := l.shared.start.Add(l.limits.Window)
+	if l.shared.count <= l.limits.Unidentified {
+		return allow, until
+	}
+	if own == nil || own.told || l.sharedTold >= l.limits.Unidentified {
+		return denySilent, until
+	}
+	own.told = true
+	l.sharedTold++
+	return denyOnce, until
+}
+
+func (l *requestLimiter) take(w *window, max int, now time.Time) (verdict, time.Time) {
 	w.count++
 	end := w.start.Add(l.limits.Window)
 	if w.count <= max {
@@ -106,47 +220,80 @@ func (l *requestLimiter) take(key string, max int, now time.Time) (verdict, time
 	return denyOnce, end
 }
 
-// sweep forgets finished windows now and then, so memory follows the number
-// of recent callers, not of all callers ever.
-func (l *requestLimiter) sweep(now time.Time) {
-	if now.Sub(l.lastSweep) < l.limits.Window {
-		return
-	}
-	l.lastSweep = now
-	for k, w := range l.windows {
-		if !now.Before(w.start.Add(l.limits.Window)) {
-			delete(l.windows, k)
-		}
-	}
+// Lobby welcome bounds (spec §4: at most once per hour per nick). Beyond
+// them a joiner is simply not welcomed, and counted (WelcomeRefused).
+const (
+	// WelcomePeriod is how often one nick may be welcomed.
+	WelcomePeriod = time.Hour
+	// One connection (user@host as the server shows it; a client rotating
+	// nicks keeps it) is welcomed at most welcomeOriginMax times per
+	// welcomeOriginWindow.
+	welcomeOriginMax    = 3
+	welcomeOriginWindow = 10 * time.Minute
+	// Unidentified joiners share a network-wide token bucket: a burst of
+	// welcomeNetworkBurst, then welcomeNetworkRate per second. Identified
+	// joiners (extended-join says their account) are not counted in it, so
+	// a flood of guests does not keep new agents from being welcomed.
+	welcomeNetworkBurst = 30
+	welcomeNetworkRate  = 1
+)
+
+// WelcomeOutcome says what became of a lobby join, for metrics.
+type WelcomeOutcome int
+
+const (
+	WelcomeSent    WelcomeOutcome = iota // welcomed now
+	WelcomeRepeat                        // that nick was welcomed within WelcomePeriod
+	WelcomeRefused                       // over a connection's or the network's welcome budget, or a table is full
+)
+
+func (o WelcomeOutcome) String() string {
+	return [...]string{"sent", "repeat", "refused"}[o]
 }
 
-// onceEvery remembers keys for a period: the first call per key and period
-// says yes (the lobby welcome: once per hour per nick).
-type onceEvery struct {
-	mu     sync.Mutex
-	period time.Duration
-	now    func() time.Time
-	seen   map[string]time.Time
+// welcomeGate decides whom to welcome.
+type welcomeGate struct {
+	mu      sync.Mutex
+	now     func() time.Time
+	nicks   *Expiring[struct{}] // folded nicks welcomed within WelcomePeriod
+	origins *Expiring[int]      // user@host → welcomes in its window
+	network *rate.Limiter       // unidentified joiners together
 }
 
-func newOnceEvery(period time.Duration, now func() time.Time) *onceEvery {
-	return &onceEvery{period: period, now: now, seen: map[string]time.Time{}}
+func newWelcomeGate(now func() time.Time) *welcomeGate {
+	return &welcomeGate{now: now,
+		nicks:   NewExpiring[struct{}](WelcomePeriod, MaxTrackedCallers),
+		origins: NewExpiring[int](welcomeOriginWindow, MaxTrackedCallers),
+		network: rate.NewLimiter(welcomeNetworkRate, welcomeNetworkBurst)}
 }
 
-func (o *onceEvery) first(key string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	now := o.now()
-	if at, ok := o.seen[key]; ok && now.Sub(at) < o.period {
-		return false
+// admit decides for nick joining from origin (user@host; "" if unknown).
+func (g *welcomeGate) admit(nick, origin string, identified bool) WelcomeOutcome {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	key := FoldNick(nick)
+	if _, ok := g.nicks.Get(key, now); ok {
+		return WelcomeRepeat
 	}
-	if len(o.seen) > 4096 {
-		for k, at := range o.seen {
-			if now.Sub(at) >= o.period {
-				delete(o.seen, k)
+	if !g.nicks.Room(now) {
+		return WelcomeRefused
+	}
+	if origin != "" {
+		n, ok := g.origins.Get(origin, now)
+		if !ok {
+			if n, ok = g.origins.Put(origin, 0, now); !ok {
+				return WelcomeRefused
 			}
 		}
+		if *n >= welcomeOriginMax {
+			return WelcomeRefused
+		}
+		*n++
 	}
-	o.seen[key] = now
-	return true
+	if !identified && !g.network.AllowN(now, 1) {
+		return WelcomeRefused
+	}
+	g.nicks.Put(key, struct{}{}, now)
+	return WelcomeSent
 }

@@ -237,72 +237,220 @@ func TestLimiterForgetsFinishedWindows(t *testing.T) {
 		l.check(Sender{Account: fmt.Sprintf("a%d", i)})
 		l.check(Sender{Nick: fmt.Sprintf("n%d", i)})
 	}
-	if len(l.windows) != 201 {
-		t.Fatalf("%d windows, want 201 (100 accounts, 100 nicks, shared)", len(l.windows))
+	if l.accounts.Len() != 100 || l.nicks.Len() != 100 {
+		t.Fatalf("%d account and %d nick windows, want 100 each", l.accounts.Len(), l.nicks.Len())
 	}
 	c.advance(time.Minute)
-	expectVerdict(t, l, Sender{Account: "a0"}, allow, "after the sweep")
-	if len(l.windows) != 1 {
-		t.Errorf("%d windows kept after every window ended, want 1", len(l.windows))
+	// Each call drops a few finished windows (a lookup and a put, each up
+	// to expirePerCall), never the whole table.
+	expectVerdict(t, l, Sender{Account: "a0"}, allow, "after every window ended")
+	if n, least := l.accounts.Len(), 100-2*expirePerCall; n < least || n > 100 {
+		t.Errorf("one call left %d account windows, want %d..100 (O(1) expiry)", n, least)
+	}
+	for i := range 100 {
+		expectVerdict(t, l, Sender{Account: fmt.Sprintf("b%d", i)}, allow, "new account")
+	}
+	// 101 calls dropped up to 404 finished windows: only the live ones remain.
+	if n := l.accounts.Len(); n != 101 {
+		t.Errorf("%d account windows, want 101 live ones", n)
 	}
 }
 
-func TestOnceEvery(t *testing.T) {
+func TestExpiringCapAndOrder(t *testing.T) {
 	c := newLimitsClock()
-	t0 := c.now()
-	o := newOnceEvery(time.Hour, c.now)
-	if !o.first("bob") {
-		t.Fatal("first call: false")
+	e := NewExpiring[int](time.Minute, 3)
+	for i := range 3 {
+		if _, ok := e.Put(fmt.Sprint(i), i, c.now()); !ok {
+			t.Fatalf("put %d refused below the cap", i)
+		}
+		c.advance(10 * time.Second)
 	}
-	if o.first("bob") {
-		t.Fatal("second call at once: true")
+	if _, ok := e.Put("x", 9, c.now()); ok {
+		t.Fatal("put beyond the cap accepted")
 	}
-	if !o.first("carol") {
-		t.Fatal("another key: false")
+	if e.Len() != 3 {
+		t.Fatalf("len %d, want 3", e.Len())
 	}
-	c.t = t0.Add(time.Hour - time.Nanosecond)
-	if o.first("bob") {
-		t.Fatal("1ns before the period ends: true")
+	if v, ok := e.Get("1", c.now()); !ok || *v != 1 {
+		t.Fatalf("get 1 = %v %v", v, ok)
 	}
-	c.t = t0.Add(time.Hour)
-	if !o.first("bob") {
-		t.Fatal("after the period: false")
+	// t0+60s: "0" (put at t0) has expired; "1" and "2" have not.
+	c.advance(30 * time.Second)
+	if _, ok := e.Get("0", c.now()); ok {
+		t.Error("an entry outlived its ttl")
 	}
-	// The period restarts from the last yes.
-	c.t = t0.Add(90 * time.Minute)
-	if o.first("bob") {
-		t.Fatal("30 minutes after the last yes: true")
+	if _, ok := e.Put("x", 9, c.now()); !ok {
+		t.Error("put refused though an entry had expired")
 	}
-	c.t = t0.Add(2 * time.Hour)
-	if !o.first("bob") {
-		t.Fatal("an hour after the last yes: false")
+	if _, ok := e.Get("1", c.now()); !ok {
+		t.Error(`"1" dropped before its ttl`)
+	}
+	if _, ok := e.Put("y", 9, c.now()); ok {
+		t.Error("put beyond the cap accepted once full again")
 	}
 }
 
-func TestOnceEveryForgetsOldKeys(t *testing.T) {
+// A table of many expired entries is emptied a few entries per call, and
+// an expired entry the front has not reached yet is never returned.
+func TestExpiringExpiresInO1PerCall(t *testing.T) {
 	c := newLimitsClock()
-	o := newOnceEvery(time.Hour, c.now)
-	for i := range 5000 {
-		if !o.first(fmt.Sprintf("nick%d", i)) {
-			t.Fatalf("key %d: false", i)
+	const n = 10000
+	e := NewExpiring[int](time.Minute, n)
+	for i := range n {
+		e.Put(fmt.Sprint(i), i, c.now())
+	}
+	c.advance(time.Minute)
+	if _, ok := e.Get(fmt.Sprint(n-1), c.now()); ok {
+		t.Fatal("the newest expired entry was returned")
+	}
+	if got := e.Len(); got < n-expirePerCall-1 {
+		t.Fatalf("one call dropped %d entries, want at most %d", n-got, expirePerCall+1)
+	}
+	calls := 0
+	for e.Len() > 0 {
+		e.Get("absent", c.now())
+		calls++
+		if calls > n {
+			t.Fatal("expired entries never all dropped")
 		}
 	}
-	c.advance(30 * time.Minute)
-	o.first("half")
-	if len(o.seen) != 5001 {
-		t.Fatalf("%d keys after 30 minutes, want 5001 (none expired)", len(o.seen))
+	if want := (n - expirePerCall - 1) / expirePerCall; calls < want {
+		t.Errorf("emptied in %d calls, want at least %d (at most %d per call)", calls, want, expirePerCall)
 	}
-	if o.first("nick7") {
-		t.Fatal("a remembered key said yes within the period")
+}
+
+// A full table of nick windows does not open a way around the limits: a
+// nick without a window of its own is held to the shared window.
+func TestLimiterFullTableUsesSharedLimit(t *testing.T) {
+	c := newLimitsClock()
+	limits := DefaultLimits
+	limits.Unidentified = 10
+	l := newRequestLimiter(limits, c.now)
+	l.nicks.max = 2
+	l.accounts.max = 1
+	expectVerdict(t, l, Sender{Nick: "a"}, allow, "a")
+	expectVerdict(t, l, Sender{Nick: "b"}, allow, "b")
+	for i := range 8 {
+		expectVerdict(t, l, Sender{Nick: fmt.Sprintf("fresh%d", i)}, allow, "a nick with no window, shared budget left")
 	}
-	c.advance(30 * time.Minute)
-	if !o.first("fresh") {
-		t.Fatal("new key: false")
+	if l.nicks.Len() != 2 {
+		t.Fatalf("%d nick windows, want the cap of 2", l.nicks.Len())
 	}
-	if len(o.seen) != 2 {
-		t.Errorf("%d keys kept, want 2 (\"half\" and \"fresh\")", len(o.seen))
+	// The shared 10 are spent; a windowless nick is refused, silently
+	// (nothing remembers that it was told).
+	expectVerdict(t, l, Sender{Nick: "fresh9"}, denySilent, "over the shared limit without a window")
+	expectVerdict(t, l, Sender{Nick: "a"}, denyOnce, "over the shared limit with a window")
+	// An account that finds its table full is limited as unidentified.
+	expectVerdict(t, l, Sender{Account: "acct1"}, allow, "first account")
+	expectVerdict(t, l, Sender{Account: "acct2"}, denySilent, "account with a full table, shared window spent")
+	c.advance(time.Minute)
+	expectVerdict(t, l, Sender{Account: "acct2"}, allow, "after the windows ended")
+}
+
+// Past the shared limit, a flood of fresh nicks is told rate_limited at
+// most Unidentified times per window, not once per nick.
+func TestLimiterRefusalRepliesBounded(t *testing.T) {
+	c := newLimitsClock()
+	l := newRequestLimiter(DefaultLimits, c.now)
+	counts := map[verdict]int{}
+	for i := range 5000 {
+		v, _ := l.check(Sender{Nick: fmt.Sprintf("guest%d", i)})
+		counts[v]++
 	}
-	if o.first("half") {
-		t.Error(`"half" forgotten before its period ended`)
+	if counts[allow] != 60 || counts[denyOnce] != 60 || counts[denySilent] != 5000-120 {
+		t.Errorf("verdicts %v (allow, denyOnce, denySilent), want 60, 60, %d", counts, 5000-120)
+	}
+	c.advance(time.Minute)
+	expectVerdict(t, l, Sender{Nick: "guest1"}, allow, "next window")
+}
+
+func TestWelcomeOncePerNickPerHour(t *testing.T) {
+	c := newLimitsClock()
+	t0 := c.now()
+	g := newWelcomeGate(c.now)
+	expect := func(nick, origin string, want WelcomeOutcome) {
+		t.Helper()
+		if got := g.admit(nick, origin, true); got != want {
+			t.Fatalf("%s at %v: %v, want %v", nick, c.now().Sub(t0), got, want)
+		}
+	}
+	expect("Bob[1]", "b@h1", WelcomeSent)
+	expect("bob{1}", "b@h2", WelcomeRepeat) // IRC case-folding
+	expect("carol", "c@h", WelcomeSent)
+	c.t = t0.Add(time.Hour - time.Nanosecond)
+	expect("bob[1]", "b@h3", WelcomeRepeat)
+	c.t = t0.Add(time.Hour)
+	expect("bob[1]", "b@h4", WelcomeSent)
+	c.t = t0.Add(90 * time.Minute)
+	expect("bob[1]", "b@h5", WelcomeRepeat) // the period restarts from the last welcome
+}
+
+// One connection rotating nicks is welcomed a few times, then not.
+func TestWelcomePerOrigin(t *testing.T) {
+	c := newLimitsClock()
+	g := newWelcomeGate(c.now)
+	got := map[WelcomeOutcome]int{}
+	for i := range 100 {
+		got[g.admit(fmt.Sprintf("rot%d", i), "~flood@10.0.0.1", true)]++
+	}
+	if got[WelcomeSent] != welcomeOriginMax || got[WelcomeRefused] != 100-welcomeOriginMax {
+		t.Errorf("outcomes %v, want %d sent", got, welcomeOriginMax)
+	}
+	if g.admit("other", "~agent@10.0.0.2", true) != WelcomeSent {
+		t.Error("another connection was refused")
+	}
+	c.advance(welcomeOriginWindow)
+	if g.admit("rot-again", "~flood@10.0.0.1", true) != WelcomeSent {
+		t.Error("the connection was not welcomed again after its window")
+	}
+}
+
+// Unidentified joiners from many connections share a network-wide bucket;
+// identified joiners do not spend it.
+func TestWelcomeNetworkBucket(t *testing.T) {
+	c := newLimitsClock()
+	g := newWelcomeGate(c.now)
+	sent := 0
+	for i := range 1000 {
+		if g.admit(fmt.Sprintf("guest%d", i), fmt.Sprintf("g@host%d", i), false) == WelcomeSent {
+			sent++
+		}
+	}
+	if sent != welcomeNetworkBurst {
+		t.Errorf("%d of 1000 distinct guests welcomed at once, want the burst of %d", sent, welcomeNetworkBurst)
+	}
+	if g.admit("agent", "a@hostA", true) != WelcomeSent {
+		t.Error("an identified joiner was refused by the guests' bucket")
+	}
+	c.advance(10 * time.Second)
+	sent = 0
+	for i := range 100 {
+		if g.admit(fmt.Sprintf("later%d", i), fmt.Sprintf("l@host%d", i), false) == WelcomeSent {
+			sent++
+		}
+	}
+	if want := 10 * welcomeNetworkRate; sent != want {
+		t.Errorf("%d guests welcomed 10 s later, want %d", sent, want)
+	}
+}
+
+func TestWelcomeTableBounded(t *testing.T) {
+	c := newLimitsClock()
+	g := newWelcomeGate(c.now)
+	g.nicks.max = 5
+	for i := range 5 {
+		if g.admit(fmt.Sprintf("n%d", i), "", true) != WelcomeSent {
+			t.Fatalf("n%d refused below the cap", i)
+		}
+	}
+	if g.admit("n5", "", true) != WelcomeRefused {
+		t.Error("a nick welcomed beyond the table's cap")
+	}
+	if g.admit("n1", "", true) != WelcomeRepeat {
+		t.Error("a remembered nick forgotten")
+	}
+	c.advance(WelcomePeriod)
+	if g.admit("n5", "", true) != WelcomeSent {
+		t.Error("refused after the remembered nicks' period ended")
 	}
 }

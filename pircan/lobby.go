@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/url"
 	"strings"
-	"time"
 	"unicode"
 )
 
@@ -262,19 +261,18 @@ func echo(_ context.Context, c *call) ([]Reply, error) {
 	return one("ECHO", Object{{"text", Text(text)}, {"account", orNull(c.sender.Account)}, {"identified", c.sender.Identified()}}), nil
 }
 
-// WelcomePeriod is how often one nick may be welcomed to the lobby (spec §4).
-const WelcomePeriod = time.Hour
-
-// Welcome is the NOTICE for a nick that joined the lobby, or nil when that
-// nick was welcomed within the last hour.
-func (s *Service) Welcome(nick string) []Reply {
-	if !s.welcomed.first(FoldNick(nick)) {
-		return nil
+// Welcome is the NOTICE for a nick that joined the lobby from origin
+// (user@host as the server shows it, "" if unknown), or nil when it is not
+// welcomed: welcomed within WelcomePeriod already, or over a welcome bound
+// (limits.go). The outcome says which.
+func (s *Service) Welcome(nick, origin string, identified bool) ([]Reply, WelcomeOutcome) {
+	if out := s.welcomed.admit(nick, origin, identified); out != WelcomeSent {
+		return nil, out
 	}
 	return one("WELCOME", Object{
 		{"lobby", s.cfg.Lobby},
 		{"text", "Welcome. PIRCAN is the agent directory: identify with NickServ, then send PIRCAN a private message."},
 		{"start", Prefix + " HELLO {\"name\":\"...\",\"capabilities\":[...]}"},
 		{"help", Prefix + " HELP"},
-	})
+	}), WelcomeSent
 }

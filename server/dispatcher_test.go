@@ -15,14 +15,14 @@ import (
 
 func TestDispatcherKeepsOrderPerKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := newDispatcher(4)
+		d := newDispatcher(4, 1000)
 		var mu sync.Mutex
 		got := map[string][]int{}
 		keys := []string{"a:alice", "a:bob", "n:carol", "n:dave"}
 		for i := range 400 {
 			key := keys[i%len(keys)]
 			seq := i / len(keys)
-			d.submit(key, func() {
+			d.submit(key, false, func() {
 				mu.Lock()
 				got[key] = append(got[key], seq)
 				mu.Unlock()
@@ -44,10 +44,10 @@ func TestDispatcherKeepsOrderPerKey(t *testing.T) {
 // submitted meanwhile.
 func TestDispatcherNoOverlapWithinKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := newDispatcher(8)
+		d := newDispatcher(8, 1000)
 		var running, overlaps atomic.Int32
 		release := make(chan struct{})
-		d.submit("k", func() {
+		d.submit("k", false, func() {
 			running.Add(1)
 			<-release
 			running.Add(-1)
@@ -55,7 +55,7 @@ func TestDispatcherNoOverlapWithinKey(t *testing.T) {
 		var mu sync.Mutex
 		var order []int
 		for i := range 50 {
-			d.submit("k", func() {
+			d.submit("k", false, func() {
 				if running.Add(1) != 1 {
 					overlaps.Add(1)
 				}
@@ -87,13 +87,13 @@ func TestDispatcherNoOverlapWithinKey(t *testing.T) {
 // start, which completes only if they run concurrently.
 func TestDispatcherRunsKeysConcurrently(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := newDispatcher(2)
+		d := newDispatcher(2, 1000)
 		aStarted, bStarted := make(chan struct{}), make(chan struct{})
-		d.submit("a", func() {
+		d.submit("a", false, func() {
 			close(aStarted)
 			<-bStarted
 		})
-		d.submit("b", func() {
+		d.submit("b", false, func() {
 			close(bStarted)
 			<-aStarted
 		})
@@ -104,15 +104,15 @@ func TestDispatcherRunsKeysConcurrently(t *testing.T) {
 // A blocked job of one key does not hold up another key.
 func TestDispatcherSlowKeyDoesNotBlockOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := newDispatcher(2)
+		d := newDispatcher(2, 1000)
 		release := make(chan struct{})
 		var slowDone atomic.Bool
-		d.submit("slow", func() { <-release })
-		d.submit("slow", func() { slowDone.Store(true) })
+		d.submit("slow", false, func() { <-release })
+		d.submit("slow", false, func() { slowDone.Store(true) })
 		var fast []int
 		var mu sync.Mutex
 		for i := range 10 {
-			d.submit("fast", func() {
+			d.submit("fast", false, func() {
 				mu.Lock()
 				fast = append(fast, i)
 				mu.Unlock()
@@ -140,11 +140,11 @@ func TestDispatcherLimitsWorkers(t *testing.T) {
 		t.Run(fmt.Sprint(workers), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const jobs = 30
-				d := newDispatcher(workers)
+				d := newDispatcher(workers, 1000)
 				var inFlight, started atomic.Int32
 				release := make(chan struct{})
 				for i := range jobs {
-					d.submit(fmt.Sprintf("key%d", i%20), func() {
+					d.submit(fmt.Sprintf("key%d", i%20), false, func() {
 						inFlight.Add(1)
 						started.Add(1)
 						<-release
@@ -176,11 +176,11 @@ func TestDispatcherLimitsWorkers(t *testing.T) {
 
 func TestDispatcherWaitReturnsAfterAllJobs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := newDispatcher(3)
+		d := newDispatcher(3, 1000)
 		var done atomic.Int32
 		release := make(chan struct{})
 		for i := range 60 {
-			d.submit(fmt.Sprintf("k%d", i%7), func() {
+			d.submit(fmt.Sprintf("k%d", i%7), false, func() {
 				if i == 59 { // the last job of its key, and of all
 					<-release
 				}
@@ -206,7 +206,7 @@ func TestDispatcherWaitReturnsAfterAllJobs(t *testing.T) {
 			t.Errorf("wait() returned after %d of 60 jobs", n)
 		}
 		// wait() with nothing submitted returns at once.
-		newDispatcher(1).wait()
+		newDispatcher(1, 1000).wait()
 	})
 }
 
@@ -214,7 +214,7 @@ func TestDispatcherWaitReturnsAfterAllJobs(t *testing.T) {
 // before the job finishes.
 func TestDispatcherWaitCoversJobsSubmittedByJobs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := newDispatcher(2)
+		d := newDispatcher(2, 1000)
 		var mu sync.Mutex
 		var got []string
 		add := func(s string) {
@@ -222,9 +222,9 @@ func TestDispatcherWaitCoversJobsSubmittedByJobs(t *testing.T) {
 			got = append(got, s)
 			mu.Unlock()
 		}
-		d.submit("a", func() {
-			d.submit("a", func() { add("a2") })
-			d.submit("b", func() { add("b1") })
+		d.submit("a", false, func() {
+			d.submit("a", false, func() { add("a2") })
+			d.submit("b", false, func() { add("b1") })
 			add("a1")
 		})
 		d.wait()
@@ -243,11 +243,11 @@ func TestDispatcherWaitCoversJobsSubmittedByJobs(t *testing.T) {
 // map keeps no idle keys.
 func TestDispatcherForgetsIdleKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := newDispatcher(4)
+		d := newDispatcher(4, 1000)
 		for round := range 3 {
 			var n atomic.Int32
 			for i := range 100 {
-				d.submit(fmt.Sprintf("k%d", i), func() { n.Add(1) })
+				d.submit(fmt.Sprintf("k%d", i), false, func() { n.Add(1) })
 			}
 			d.wait()
 			if n.Load() != 100 {
@@ -260,6 +260,91 @@ func TestDispatcherForgetsIdleKeys(t *testing.T) {
 			if left != 0 {
 				t.Fatalf("round %d: %d idle keys still in the map", round, left)
 			}
+		}
+	})
+}
+
+// One sender queues at most perSender jobs: the next is refused, told
+// once, then quietly, until its queue has run dry.
+func TestDispatcherBoundsEachSender(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher(2, 3)
+		release := make(chan struct{})
+		var ran atomic.Int32
+		for i := range 3 {
+			if got := d.submit("a:alice", false, func() { <-release; ran.Add(1) }); got != accepted {
+				t.Fatalf("job %d: %v, want accepted", i, got)
+			}
+		}
+		synctest.Wait() // the first is running: two wait, room for one
+		if got := d.submit("a:alice", false, func() { ran.Add(1) }); got != accepted {
+			t.Fatalf("4th job with the first running: %v", got)
+		}
+		if got := d.submit("a:alice", false, func() {}); got != refusedTell {
+			t.Fatalf("over the bound: %v, want refusedTell", got)
+		}
+		if got := d.submit("a:alice", false, func() {}); got != refusedQuiet {
+			t.Fatalf("over the bound again: %v, want refusedQuiet", got)
+		}
+		if got := d.submit("a:bob", false, func() { ran.Add(1) }); got != accepted {
+			t.Fatalf("another sender: %v", got)
+		}
+		close(release)
+		d.wait()
+		if ran.Load() != 5 {
+			t.Errorf("%d jobs ran, want the 5 accepted", ran.Load())
+		}
+		synctest.Wait()
+		if got := d.submit("a:alice", false, func() {}); got != accepted {
+			t.Errorf("after the queue ran dry: %v, want accepted", got)
+		}
+		d.wait()
+	})
+}
+
+// Unidentified jobs never hold more than their share of the workers, nor
+// queue beyond their shared bound: identified jobs still run at once.
+func TestDispatcherGuestsCannotTakeAllWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const workers = 8
+		d := newDispatcher(workers, 100)
+		release := make(chan struct{})
+		var guestsRunning, guestsMax atomic.Int32
+		took := 0
+		for i := range 1000 {
+			if d.submit(fmt.Sprintf("n:guest%d", i), true, func() {
+				n := guestsRunning.Add(1)
+				for m := guestsMax.Load(); n > m && !guestsMax.CompareAndSwap(m, n); m = guestsMax.Load() {
+				}
+				<-release
+				guestsRunning.Add(-1)
+			}) == accepted {
+				took++
+			}
+		}
+		if took != 4*workers {
+			t.Errorf("%d of 1000 guest jobs accepted, want the shared bound of %d", took, 4*workers)
+		}
+		synctest.Wait()
+		if n := guestsRunning.Load(); n != workers/4 {
+			t.Errorf("%d guest jobs running, want their share of %d", n, workers/4)
+		}
+		// Every identified job runs while the guests hold their share.
+		var done atomic.Int32
+		for i := range workers - workers/4 {
+			d.submit(fmt.Sprintf("a:agent%d", i), false, func() { done.Add(1) })
+		}
+		synctest.Wait()
+		if n := done.Load(); n != workers-workers/4 {
+			t.Errorf("%d of %d identified jobs ran beside the guests", n, workers-workers/4)
+		}
+		close(release)
+		d.wait()
+		if m := guestsMax.Load(); m > workers/4 {
+			t.Errorf("up to %d guest jobs ran at once, want at most %d", m, workers/4)
+		}
+		if _, g := d.queued(); g != 0 {
+			t.Errorf("%d guest jobs still counted after all ran", g)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -27,26 +28,44 @@ const readyTimeout = 2 * time.Second
 //	              database answers and its schema is current, and this
 //	              process is not a standby; else 503. A JSON body names
 //	              each part either way.
-//	GET /metrics  Prometheus text format, from the bot's own registry
+//	GET /metrics  Prometheus text format, from the bot's own registry;
+//	              only when Config.MetricsAddr is empty (else 404 here:
+//	              ServeMetrics serves it on its own listener)
 //	/owner        the owner web portal (pircan/portal)
 //
 // It returns nil after a clean shutdown, or why it could not serve.
 func (b *Bot) ServeHTTP(ctx context.Context, addr string) error {
+	what := "serving the owner portal, health, readiness and metrics over HTTP"
+	if b.cfg.MetricsAddr != "" {
+		what = "serving the owner portal, health and readiness over HTTP"
+	}
+	return b.serveOn(ctx, addr, b.httpHandler(b.cfg.MetricsAddr == ""), &b.ops.httpAddr, what)
+}
+
+// ServeMetrics serves GET /metrics alone on addr (Config.MetricsAddr: an
+// address operators can keep off the public network) until ctx ends.
+func (b *Bot) ServeMetrics(ctx context.Context, addr string) error {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", b.metricsHandler())
+	return b.serveOn(ctx, addr, mux, &b.ops.metricsAddr, "serving metrics over HTTP")
+}
+
+func (b *Bot) serveOn(ctx context.Context, addr string, h http.Handler, bound *atomic.Pointer[string], what string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           b.httpHandler(),
+		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          log.New(logWriter{b}, "", 0),
 	}
-	bound := ln.Addr().String()
-	b.ops.httpAddr.Store(&bound)
-	b.log.Info().Str("addr", bound).Msg("serving the owner portal, health, readiness and metrics over HTTP")
+	at := ln.Addr().String()
+	bound.Store(&at)
+	b.log.Info().Str("addr", at).Msg(what)
 	stopped := make(chan error, 1)
 	go func() {
 		<-ctx.Done()
@@ -62,14 +81,26 @@ func (b *Bot) ServeHTTP(ctx context.Context, addr string) error {
 
 // HTTPAddr is the address ServeHTTP listens on ("" before it listens); it
 // tells the port chosen for an address such as 127.0.0.1:0.
-func (b *Bot) HTTPAddr() string {
-	if p := b.ops.httpAddr.Load(); p != nil {
-		return *p
+func (b *Bot) HTTPAddr() string { return loadAddr(&b.ops.httpAddr) }
+
+// MetricsAddr is the address ServeMetrics listens on ("" before it listens).
+func (b *Bot) MetricsAddr() string { return loadAddr(&b.ops.metricsAddr) }
+
+func loadAddr(p *atomic.Pointer[string]) string {
+	if a := p.Load(); a != nil {
+		return *a
 	}
 	return ""
 }
 
-func (b *Bot) httpHandler() http.Handler {
+func (b *Bot) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(b.metrics().reg, promhttp.HandlerOpts{
+		ErrorLog:      promLogger{b},
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}
+
+func (b *Bot) httpHandler(withMetrics bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -81,10 +112,9 @@ func (b *Bot) httpHandler() http.Handler {
 		Log: b.log.With().Str("component", "portal").Logger()})
 	mux.Handle("/owner", owner)
 	mux.Handle("/owner/", owner)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(b.metrics().reg, promhttp.HandlerOpts{
-		ErrorLog:      promLogger{b},
-		ErrorHandling: promhttp.ContinueOnError,
-	}))
+	if withMetrics {
+		mux.Handle("GET /metrics", b.metricsHandler())
+	}
 	return mux
 }
 

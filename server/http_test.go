@@ -337,3 +337,28 @@ func label(m *dto.Metric, name string) string {
 	}
 	return ""
 }
+
+// With a metrics address, /metrics is served there alone and the public
+// listener (portal, health) answers it 404.
+func TestMetricsOnTheirOwnListener(t *testing.T) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0"})
+	if bot.MetricsURL == bot.HTTPURL {
+		t.Fatalf("one listener for both: %s", bot.MetricsURL)
+	}
+	if code, _ := get(t, bot.HTTPURL+"/metrics"); code != http.StatusNotFound {
+		t.Errorf("public /metrics: %d, want 404", code)
+	}
+	if code, body := get(t, bot.HTTPURL+"/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("public /healthz: %d %q", code, body)
+	}
+	code, body := get(t, bot.MetricsURL+"/metrics")
+	if code != http.StatusOK || !strings.Contains(body, "pircan_irc_connected 1") {
+		t.Errorf("metrics listener /metrics: %d, pircan_irc_connected 1 in body: %v", code, strings.Contains(body, "pircan_irc_connected 1"))
+	}
+	for _, path := range []string{"/healthz", "/owner"} {
+		if code, _ := get(t, bot.MetricsURL+path); code != http.StatusNotFound {
+			t.Errorf("metrics listener %s: %d, want 404", path, code)
+		}
+	}
+}

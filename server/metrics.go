@@ -25,9 +25,10 @@ const scrapeTimeout = time.Second
 // own registry (never the global one), so several bots in one process, as
 // in tests, do not clash.
 type opsState struct {
-	once     sync.Once
-	metrics  *metrics
-	httpAddr atomic.Pointer[string]
+	once        sync.Once
+	metrics     *metrics
+	httpAddr    atomic.Pointer[string]
+	metricsAddr atomic.Pointer[string]
 }
 
 type metrics struct {
@@ -35,6 +36,10 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	trips    prometheus.Counter
+	// Flood controls (issue 8): what was refused, so a flood shows.
+	refused        *prometheus.CounterVec
+	welcomes       *prometheus.CounterVec
+	presenceResets prometheus.Counter
 }
 
 // metrics returns the bot's metrics, registering them on first use.
@@ -60,7 +65,19 @@ func newMetrics(b *Bot) *metrics {
 			Help: "Times a caller went over the per-minute request limit: answered rate_limited once, then dropped silently until the window passes.",
 		}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.trips, &scrapeCollector{b: b},
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pircan_requests_refused_total",
+		Help: `Requests refused before they were read, by class ("identified", "unidentified") and reason ("sender_queue": the sender already had as many waiting as PIRCAN queues, answered rate_limited once for an identified sender; "unidentified_queue": unidentified requests were at their shared bound, dropped).`,
+	}, []string{"class", "reason"})
+	m.welcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pircan_lobby_welcomes_total",
+		Help: `Lobby joins by outcome: "sent" (welcomed), "repeat" (that nick was welcomed within the hour), "refused" (over the connection's or the network's welcome budget, or the table of welcomed nicks is full).`,
+	}, []string{"result"})
+	m.presenceResets = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "pircan_presence_resets_total",
+		Help: "Times membership events were dropped for a full queue, so presence was forgotten and asked again by WHO.",
+	})
+	m.reg.MustRegister(m.requests, m.latency, m.trips, m.refused, m.welcomes, m.presenceResets, &scrapeCollector{b: b},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -99,11 +116,19 @@ type scrapeCollector struct{ b *Bot }
 
 func desc(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
 
+func laneDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, []string{"lane"}, nil)
+}
+
 var (
 	descIRCConnected   = desc("pircan_irc_connected", "1 while the bot is registered on IRC (account-tag granted) and serving.")
 	descIRCReconnects  = desc("pircan_irc_reconnects_total", "IRC connections after the first.")
-	descEventsQueued   = desc("pircan_irc_events_queued", "Events read from IRC and not yet taken by the bot.")
-	descEventsDropped  = desc("pircan_irc_events_dropped_total", "Events dropped because the event queue was full.")
+	descEventsQueued   = laneDesc("pircan_irc_events_queued", "Events read from IRC and not yet taken by the bot, by lane (priority: identified requests; membership; unidentified: requests without an account).")
+	descEventsDropped  = laneDesc("pircan_irc_events_dropped_total", "Events dropped because their lane was full (priority: only after the bot took nothing for 10 s; membership: presence is then reset).")
+	descIntakeWaits    = desc("pircan_irc_intake_waits_total", "Times the IRC reader waited for room in the priority lane rather than drop an identified request.")
+	descDispatchQueued = prometheus.NewDesc("pircan_dispatch_queued", "Requests waiting for or on a request worker, by class (identified, unidentified).", []string{"class"}, nil)
+	descNotifyQueued   = desc("pircan_notify_jobs_queued", "Notification jobs (sightings, deliveries) waiting for the notification workers.")
+	descNotifyRefused  = desc("pircan_notify_jobs_refused_total", "Notification jobs refused because the notification workers' queue was full; the notifications wait in the database for the agent's next wake.")
 	descOutputQueue    = desc("pircan_output_queue_lines", "Reply lines waiting in the output pacer.")
 	descOutputSent     = desc("pircan_output_lines_total", "Lines sent to IRC by the output pacer.")
 	descOutputDropped  = desc("pircan_output_dropped_lines_total", "Reply lines dropped because a recipient's queue was full.")
@@ -122,6 +147,7 @@ var (
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIRCConnected, descIRCReconnects, descEventsQueued, descEventsDropped,
+		descIntakeWaits, descDispatchQueued, descNotifyQueued, descNotifyRefused,
 		descOutputQueue, descOutputSent, descOutputDropped, descStandby, descDatabaseUp, descNotifyWaiting,
 		descPoolAcquired, descPoolIdle, descPoolTotal, descPoolMax, descPoolAcquires, descPoolAcquireSec,
 		descPoolEmpty, descPoolCanceled} {
@@ -138,8 +164,16 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 
 	gauge(descIRCConnected, bool01(b.conn.Registered()))
 	counter(descIRCReconnects, float64(b.conn.Reconnects()))
-	gauge(descEventsQueued, float64(b.conn.QueuedEvents()))
-	counter(descEventsDropped, float64(b.conn.DroppedEvents()))
+	for _, l := range b.conn.Lanes() {
+		ch <- prometheus.MustNewConstMetric(descEventsQueued, prometheus.GaugeValue, float64(l.Queued), l.Lane.String())
+		ch <- prometheus.MustNewConstMetric(descEventsDropped, prometheus.CounterValue, float64(l.Dropped), l.Lane.String())
+	}
+	counter(descIntakeWaits, float64(b.conn.PriorityWaits()))
+	ids, guests := b.jobs.queued()
+	ch <- prometheus.MustNewConstMetric(descDispatchQueued, prometheus.GaugeValue, float64(ids), "identified")
+	ch <- prometheus.MustNewConstMetric(descDispatchQueued, prometheus.GaugeValue, float64(guests), "unidentified")
+	gauge(descNotifyQueued, float64(len(b.notes.work)))
+	counter(descNotifyRefused, float64(b.notes.refused.Load()))
 	queued, dropped := b.conn.Pacer().Stats()
 	gauge(descOutputQueue, float64(queued))
 	counter(descOutputSent, float64(b.conn.Pacer().Sent()))

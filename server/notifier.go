@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/creatimus/pircan/pircan"
@@ -13,20 +14,64 @@ import (
 // a burst of events becomes one line per type with the current count.
 const notifyGap = 2 * time.Second
 
+// Notification work runs on its own workers, never on the request
+// workers: a delivery may wait up to 10 s for a WHOX answer.
+const (
+	notifyWorkers = 4
+	notifyQueue   = 1024 // jobs waiting; beyond it a wake is refused (and counted)
+)
+
 // notifier delivers waiting notifications to the nick PIRCAN has seen
 // using the agent's account, after asking the server that the nick still
 // belongs to that account (a nick can change hands unseen).
+//
+// A refused wake loses nothing: the notifications stay in the database and
+// go out at the agent's next wake (its next sighting, a new notification,
+// or a restart of LISTEN).
 type notifier struct {
 	b        *Bot
 	presence *ircconn.Presence
+	work     chan func()
+	refused  atomic.Uint64
 
 	mu        sync.Mutex
-	last      map[string]time.Time // agent → last delivery
-	scheduled map[string]bool      // agent → a delayed delivery is set
+	last      *pircan.Expiring[time.Time] // agent → its delivery within the last notifyGap
+	scheduled map[string]bool             // agent → a delivery is queued or set for later
+	// delivering: agent → a delivery runs (at most notifyWorkers entries).
+	delivering map[string]bool
 }
 
 func newNotifier(b *Bot) *notifier {
-	return &notifier{b: b, presence: ircconn.NewPresence(nil), last: map[string]time.Time{}, scheduled: map[string]bool{}}
+	return &notifier{b: b, presence: ircconn.NewPresence(nil), work: make(chan func(), notifyQueue),
+		last: pircan.NewExpiring[time.Time](notifyGap, pircan.MaxTrackedCallers), scheduled: map[string]bool{}, delivering: map[string]bool{}}
+}
+
+// run starts the notification workers; they stop with ctx.
+func (n *notifier) run(ctx context.Context) {
+	for range notifyWorkers {
+		go func() {
+			for {
+				select {
+				case job := <-n.work:
+					job()
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+}
+
+// offer queues job for the notification workers; false when they are at
+// their bound.
+func (n *notifier) offer(job func()) bool {
+	select {
+	case n.work <- job:
+		return true
+	default:
+		n.refused.Add(1)
+		return false
+	}
 }
 
 // observe keeps presence up to date from what the server reports, and
@@ -50,8 +95,8 @@ func (n *notifier) observe(ctx context.Context, ev ircconn.Event) {
 	case ircconn.Connected:
 		n.presence.Clear()
 	}
-	if fresh {
-		n.b.jobs.submit("appear:"+pircan.FoldNick(account), func() { n.appeared(ctx, account) })
+	if fresh && !n.offer(func() { n.appeared(ctx, account) }) {
+		n.b.log.Warn().Str("account", account).Msg("notification workers busy; NOTIFY waits for the next wake")
 	}
 }
 
@@ -75,29 +120,39 @@ func (n *notifier) wake(ctx context.Context, agentID string) {
 		return
 	}
 	n.scheduled[agentID] = true
-	wait := time.Until(n.last[agentID].Add(notifyGap))
 	run := func() {
-		n.b.jobs.submit("notify:"+agentID, func() { n.deliver(ctx, agentID) })
+		if !n.offer(func() { n.deliver(ctx, agentID) }) {
+			n.mu.Lock()
+			delete(n.scheduled, agentID) // the next wake tries again
+			n.mu.Unlock()
+			n.b.log.Warn().Str("agent", agentID).Msg("notification workers busy; NOTIFY waits for the next wake")
+		}
 	}
-	if wait <= 0 {
+	at, recent := n.last.Get(agentID, time.Now())
+	if !recent {
 		run()
 		return
 	}
-	time.AfterFunc(wait, run)
+	time.AfterFunc(time.Until(at.Add(notifyGap)), run)
 }
 
 func (n *notifier) deliver(ctx context.Context, agentID string) {
 	n.mu.Lock()
 	delete(n.scheduled, agentID)
-	n.last[agentID] = time.Now()
-	if len(n.last) > 10000 {
-		for id, at := range n.last {
-			if time.Since(at) > notifyGap {
-				delete(n.last, id)
-			}
-		}
+	if n.delivering[agentID] { // one delivery per agent at a time: try again after the gap
+		n.mu.Unlock()
+		time.AfterFunc(notifyGap, func() { n.wake(ctx, agentID) })
+		return
 	}
+	n.delivering[agentID] = true
+	now := time.Now()
+	n.last.Put(agentID, now, now) // full: no gap is kept, nothing is lost
 	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		delete(n.delivering, agentID)
+		n.mu.Unlock()
+	}()
 	if ctx.Err() != nil {
 		return
 	}

@@ -1,16 +1,21 @@
 // Package server runs the PIRCAN bot: it wires the store, the protocol core
 // and the IRC transport, and owns the goroutines between them.
 //
-// Concurrency: irc-go's read goroutine only turns lines into Events. One
-// loop here reads Events; requests go to a dispatcher that serialises each
-// sender's requests and runs different senders in parallel; replies go to
-// the transport's pacer, which alone writes NOTICEs.
+// Concurrency: irc-go's read goroutine only turns lines into Events, in
+// three bounded lanes (identified requests, membership events,
+// unidentified requests; ircconn.Lane). One loop here reads them, the
+// identified lane first; requests go to a dispatcher that serialises each
+// sender's requests and runs different senders in parallel (bounded per
+// sender, unidentified ones on a share of the workers); notification
+// delivery has workers of its own; replies go to the transport's pacer,
+// which alone writes NOTICEs.
 package server
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +36,9 @@ type Config struct {
 	Timeout     time.Duration // per request
 	// Drain bounds the wait for requests in flight and queued output at shutdown.
 	Drain time.Duration
+	// MetricsAddr, when set, is where ServeMetrics serves /metrics; the
+	// public listener (ServeHTTP) then does not.
+	MetricsAddr string
 }
 
 // Bot is a running PIRCAN.
@@ -42,6 +50,7 @@ type Bot struct {
 	conn  *ircconn.Conn
 	jobs  *dispatcher
 	notes *notifier
+	reset presenceReset
 	// standby: another process holds the leader lock (alive, not ready).
 	standby atomic.Bool
 	ops     opsState // metrics and the HTTP face (metrics.go, http.go)
@@ -77,7 +86,8 @@ func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
 	}
 	conn := ircconn.New(cfg.IRC, log.With().Str("component", "irc").Logger())
 	svc := pircan.NewService(st, conn, pircan.Config{Lobby: cfg.IRC.Lobby, Limits: cfg.Limits}, log)
-	b := &Bot{cfg: cfg, log: log, store: st, svc: svc, conn: conn, jobs: newDispatcher(cfg.Workers)}
+	b := &Bot{cfg: cfg, log: log, store: st, svc: svc, conn: conn,
+		jobs: newDispatcher(cfg.Workers, perSenderQueue(cfg.Limits))}
 	b.notes = newNotifier(b)
 	return b, nil
 }
@@ -126,6 +136,7 @@ func (b *Bot) Conn() *ircconn.Conn { return b.conn }
 // within about a second of the lock's holder dying.
 func (b *Bot) Run(ctx context.Context) error {
 	defer b.store.Close()
+	b.notes.run(ctx)
 	go b.follow(ctx, "pircan_channels", func() {}, func(string) {
 		if b.conn.Registered() {
 			b.joinChannels(ctx, false)
@@ -176,24 +187,76 @@ func (b *Bot) awaitLeadership(ctx context.Context) *store.Leadership {
 // serving meanwhile: if the database itself is away, no other process can
 // take it either; if another process took it, this one quits IRC at once.
 func (b *Bot) lead(ctx context.Context, lead *store.Leadership) error {
-	defer func() { lead.Release() }()
 	b.setStandby(false)
+	holdCtx, stopHold := context.WithCancel(context.WithoutCancel(ctx))
+	giveUp, held := make(chan struct{}), make(chan struct{})
+	go func() { defer close(held); b.holdLead(holdCtx, lead, giveUp) }()
+	defer func() { stopHold(); <-held }()
 	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConn()
 	connDone := make(chan error, 1)
 	go func() { connDone <- b.conn.Run(connCtx, "PIRCAN is restarting; back soon") }()
-	events := b.conn.Events()
-	lost := lead.Lost()
-	retry := time.NewTicker(500 * time.Millisecond)
-	defer retry.Stop()
+	prio, members, guests := b.conn.Events(), b.conn.Membership(), b.conn.Unidentified()
+	// Identified requests first, then membership events, then unidentified
+	// requests: a flood of one kind never waits ahead of an identified
+	// request. Each step is cheap (no query, no blocking send), so the
+	// lanes are drained faster than one IRC connection fills them.
 serve:
 	for {
 		select {
-		case ev := <-events:
-			b.handle(ctx, ev)
 		case <-ctx.Done():
 			b.log.Info().Err(context.Cause(ctx)).Msg("stopping")
 			break serve
+		case <-giveUp:
+			break serve // another process leads: give the nick up
+		default:
+		}
+		select {
+		case ev := <-prio:
+			b.handle(ctx, ev)
+			continue
+		default:
+		}
+		select {
+		case ev := <-prio:
+			b.handle(ctx, ev)
+			continue
+		case ev := <-members:
+			b.handle(ctx, ev)
+			continue
+		default:
+		}
+		select {
+		case ev := <-prio:
+			b.handle(ctx, ev)
+		case ev := <-members:
+			b.handle(ctx, ev)
+		case ev := <-guests:
+			b.handle(ctx, ev)
+		case <-ctx.Done():
+		case <-giveUp:
+		}
+	}
+	b.log.Info().Msg("leaving: finishing requests in flight")
+	b.drainRequests(ctx)
+	waitTimeout(b.jobs.wait, b.cfg.Drain)
+	b.conn.Flush(b.cfg.Drain)
+	stopConn()
+	return <-connDone
+}
+
+// holdLead keeps the leader lock until ctx ends, then releases it. When
+// the lock's connection fails it takes the lock again; it closes giveUp
+// when another process took it.
+func (b *Bot) holdLead(ctx context.Context, lead *store.Leadership, giveUp chan<- struct{}) {
+	defer func() { lead.Release() }()
+	lost := lead.Lost()
+	retry := time.NewTicker(500 * time.Millisecond)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
 		case <-lost:
 			b.log.Warn().Msg("the leader lock's database connection failed: taking the lock again")
 			lost = nil // now retry below
@@ -212,16 +275,12 @@ serve:
 			}
 			if self, err := b.store.HeldBySelf(ctx, lead); err == nil && !self {
 				b.log.Warn().Msg("another process took the leader lock: leaving IRC")
-				break serve // give the nick up
+				close(giveUp)
+				<-ctx.Done()
+				return
 			}
 		}
 	}
-	b.log.Info().Msg("leaving: finishing requests in flight")
-	b.drainRequests(ctx)
-	waitTimeout(b.jobs.wait, b.cfg.Drain)
-	b.conn.Flush(b.cfg.Drain)
-	stopConn()
-	return <-connDone
 }
 
 // drainRequests takes the requests the transport has already read: they
@@ -233,6 +292,8 @@ func (b *Bot) drainRequests(ctx context.Context) {
 			if ev.Kind == ircconn.Request {
 				b.handle(ctx, ev)
 			}
+		case ev := <-b.conn.Unidentified():
+			b.handle(ctx, ev)
 		default:
 			return
 		}
@@ -243,18 +304,90 @@ func (b *Bot) handle(ctx context.Context, ev ircconn.Event) {
 	b.notes.observe(ctx, ev)
 	switch ev.Kind {
 	case ircconn.Request:
-		key := "a:" + ev.Sender.Account
-		if !ev.Sender.Identified() {
-			key = "n:" + pircan.FoldNick(ev.Sender.Nick)
-		}
-		b.jobs.submit(key, func() { b.serve(ctx, ev) })
+		b.submit(ctx, ev)
 	case ircconn.Joined:
 		if pircan.FoldNick(ev.Channel) == pircan.FoldNick(b.cfg.IRC.Lobby) {
-			b.reply(ev.Sender.Nick, b.svc.Welcome(ev.Sender.Nick))
+			replies, out := b.svc.Welcome(ev.Sender.Nick, ev.Origin, ev.Sender.Identified())
+			b.metrics().welcomes.WithLabelValues(out.String()).Inc()
+			b.reply(ev.Sender.Nick, replies)
 		}
 	case ircconn.Connected:
 		go b.joinChannels(ctx, true)
 	}
+	if b.conn.MembershipLost(ev) {
+		b.presenceLost(ctx)
+	}
+}
+
+// overloadRetry is the retry_after told to a sender whose queue is full.
+const overloadRetry = 5 * time.Second
+
+// perSenderQueue is how many requests one sender may have waiting: twice
+// its per-minute limit (so a burst within the limit is never refused),
+// within 32..1024.
+func perSenderQueue(l pircan.Limits) int { return min(max(2*l.PerCaller, 32), 1024) }
+
+// submit hands a request to the dispatcher. A refused identified request
+// is answered rate_limited with retry_after (once, until its sender's
+// queue has run dry, as spec §2 says of rate_limited); refused
+// unidentified ones are dropped. Every refusal is counted.
+func (b *Bot) submit(ctx context.Context, ev ircconn.Event) {
+	guest := !ev.Sender.Identified()
+	key := "a:" + ev.Sender.Account
+	class := "identified"
+	if guest {
+		key, class = "n:"+pircan.FoldNick(ev.Sender.Nick), "unidentified"
+	}
+	switch b.jobs.submit(key, guest, func() { b.serve(ctx, ev) }) {
+	case accepted:
+		return
+	case refusedTell:
+		b.metrics().refused.WithLabelValues(class, "sender_queue").Inc()
+		if !guest {
+			b.log.Info().Str("account", ev.Sender.Account).Str("nick", ev.Sender.Nick).Msg("request queue full: rate limited")
+			b.reply(ev.Sender.Nick, b.svc.Overloaded(ev.Text, overloadRetry))
+		}
+	case refusedQuiet:
+		b.metrics().refused.WithLabelValues(class, "sender_queue").Inc()
+	case refusedGuest:
+		b.metrics().refused.WithLabelValues(class, "unidentified_queue").Inc()
+	}
+}
+
+// presenceResetGap is the least time between two WHO refreshes after
+// membership events were lost.
+const presenceResetGap = time.Minute
+
+// presenceReset throttles the WHO refreshes that follow a loss.
+type presenceReset struct {
+	mu      sync.Mutex
+	last    time.Time
+	pending bool
+}
+
+// presenceLost runs when membership events were dropped: presence may be
+// stale (a lost QUIT or NICK would have undone a sighting), so it is
+// forgotten at once, and asked again by WHO (at most once a minute).
+// Until an agent is seen again, its NOTIFY waits; none goes astray.
+func (b *Bot) presenceLost(ctx context.Context) {
+	b.notes.presence.Clear()
+	b.metrics().presenceResets.Inc()
+	b.log.Warn().Msg("membership events were lost: presence forgotten, asking WHO again")
+	r := &b.reset
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending {
+		return
+	}
+	r.pending = true
+	time.AfterFunc(max(0, time.Until(r.last.Add(presenceResetGap))), func() {
+		r.mu.Lock()
+		r.pending, r.last = false, time.Now()
+		r.mu.Unlock()
+		if ctx.Err() == nil && b.conn.Registered() {
+			b.joinChannels(ctx, true)
+		}
+	})
 }
 
 func (b *Bot) serve(ctx context.Context, ev ircconn.Event) {

@@ -43,6 +43,16 @@ default) per hour. Either raise that limit for the first run, or run again with
 the same --nick-prefix and --agent-password, since those agents are registered
 already.
 
+--flood runs the flood benchmark instead (issue 8): --flood-conns unidentified
+connections rotate through --flood-nicks nicks in all over --duration (each
+nick: NICK, JOIN --lobby, one ECHO, PART), while one identified agent
+(--probe-nick, its NickServ account; password --agent-password) sends WHOAMI
+every --whoami-every, first alone for --baseline, then throughout the flood.
+It prints the WHOAMI latency p50/p99/max, late (over --target) and lost, per
+phase, the replies the guests got, and with --metrics-url (the bot's
+/metrics) the bot's RSS peak and its refusal counters. Exits 1 if a WHOAMI
+was late or lost during the flood.
+
 mix verbs: whoami, find, channels, echo, contact (CONTACT to an agent not
 asked yet in this run, with a task scope of the run's own; that agent
 ACCEPTs in its next turn, timed as "accept"), send (SEND to an agreed
@@ -80,6 +90,15 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	echoOperPassword := fs.String("echo-oper-password", os.Getenv("PIRCAN_BENCH_ECHO_OPER_PASSWORD"), "its password (env PIRCAN_BENCH_ECHO_OPER_PASSWORD)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	traceFile := fs.String("trace", "", "write a CSV line per timed request to this file (start_ms,row,agent,ms,first_line_ms,outcome)")
+	flood := fs.Bool("flood", false, "run the flood benchmark (see above) instead of the load")
+	lobby := fs.String("lobby", envOr("PIRCAN_LOBBY", "#agents"), "--flood: the lobby the guests join (env PIRCAN_LOBBY)")
+	floodConns := fs.Int("flood-conns", 10, "--flood: unidentified connections")
+	floodNicks := fs.Int("flood-nicks", 2000, "--flood: distinct nicks they rotate through, in all")
+	probeNick := fs.String("probe-nick", "", "--flood: the identified agent's nick and account (default <nick-prefix>-probe)")
+	whoamiEvery := fs.Duration("whoami-every", 4*time.Second, "--flood: the agent's WHOAMI interval (4 s: 15 a minute, under the default limit of 20)")
+	baseline := fs.Duration("baseline", 10*time.Second, "--flood: WHOAMI alone before the flood")
+	target := fs.Duration("target", 5*time.Second, "--flood: a WHOAMI answered later is late")
+	metricsURL := fs.String("metrics-url", "", "--flood: the bot's /metrics URL, for its RSS and refusal counters")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -91,6 +110,26 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if *password == "" {
 		return errors.New("--agent-password (or PIRCAN_BENCH_AGENT_PASSWORD) is required")
+	}
+	if *flood {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["duration"] {
+			*duration = 60 * time.Second
+		}
+		if *probeNick == "" {
+			*probeNick = *prefix + "-probe"
+		}
+		if !set["timeout"] {
+			*timeout = 30 * time.Second
+		}
+		return runFlood(ctx, out, *asJSON, loadgen.FloodConfig{
+			Server: *server, CAFile: *caFile, BotNick: *botNick, Lobby: *lobby,
+			Conns: *floodConns, Nicks: *floodNicks, Duration: *duration, Baseline: *baseline,
+			Agent: *probeNick, Password: *password, Register: *register, Email: *email,
+			WhoamiEvery: *whoamiEvery, Target: *target, Timeout: *timeout, MetricsURL: *metricsURL,
+			Progress: os.Stderr,
+		})
 	}
 	if *echoAccount != "" && (*echoNick == "" || *echoPassword == "") {
 		return errors.New("--echo-sasl-account needs --echo-nick and --echo-sasl-password")
@@ -139,6 +178,31 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 		werr = res.WriteTable(out)
 	}
 	if err != nil { // interrupted: the result so far was printed
+		return err
+	}
+	if werr != nil {
+		return werr
+	}
+	if f := res.Failures(); len(f) > 0 {
+		return errors.New(strings.Join(f, "; "))
+	}
+	return nil
+}
+
+func runFlood(ctx context.Context, out io.Writer, asJSON bool, cfg loadgen.FloodConfig) error {
+	res, err := loadgen.RunFlood(ctx, cfg)
+	if res == nil {
+		return err
+	}
+	var werr error
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		werr = enc.Encode(res)
+	} else {
+		werr = res.WriteTable(out)
+	}
+	if err != nil {
 		return err
 	}
 	if werr != nil {

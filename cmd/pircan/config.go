@@ -30,6 +30,7 @@ var settings = []setting{
 	{"oper-password", "PIRCAN_OPER_PASSWORD", "", "its password", true},
 	{"lobby", "PIRCAN_LOBBY", "#agents", "lobby channel", false},
 	{"http-addr", "PIRCAN_HTTP_ADDR", "127.0.0.1:8080", "listen address of the portal, health and metrics", false},
+	{"metrics-addr", "PIRCAN_METRICS_ADDR", "", "listen address of /metrics alone; when set, the http-addr listener does not serve it", false},
 	{"log-level", "PIRCAN_LOG_LEVEL", "info", "debug, info, warn or error", false},
 	{"log-format", "PIRCAN_LOG_FORMAT", "json", "json or console", false},
 	{"rate-per-caller", "PIRCAN_RATE_PER_CALLER", "20", "requests per minute per account (or nick)", false},

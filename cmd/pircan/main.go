@@ -149,8 +149,15 @@ func runServe(ctx context.Context, args []string) error {
 	// not one an operator can run, so failing to listen ends it.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	httpErr := make(chan error, 1)
+	httpErr := make(chan error, 2)
 	go func() { httpErr <- bot.ServeHTTP(ctx, c.cfg.str("http-addr")) }()
+	if cfg.MetricsAddr != "" {
+		go func() {
+			if err := bot.ServeMetrics(ctx, cfg.MetricsAddr); err != nil {
+				httpErr <- fmt.Errorf("metrics: %w", err)
+			}
+		}()
+	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- bot.Run(ctx) }()
 	select {
@@ -173,6 +180,7 @@ func serverConfig(c config) (server.Config, error) {
 	var e errs
 	cfg := server.Config{
 		DatabaseURL: c.str("database-url"),
+		MetricsAddr: c.str("metrics-addr"),
 		Workers:     e.int(c, "workers"),
 		Limits: pircan.Limits{
 			PerCaller:         e.int(c, "rate-per-caller"),

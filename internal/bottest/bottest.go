@@ -77,6 +77,9 @@ type Bot struct {
 	// HTTPURL is the base URL of ServeHTTP ("" unless Options.HTTPAddr).
 	HTTPURL  string
 	httpDone chan error
+	// MetricsURL is the base URL of ServeMetrics ("" unless Options.MetricsAddr).
+	MetricsURL  string
+	metricsDone chan error
 }
 
 // FastPacing lifts per-recipient pacing for tests of long exchanges
@@ -95,6 +98,9 @@ type Options struct {
 	// HTTPAddr, when set (127.0.0.1:0 for a free port), serves the bot's
 	// health, readiness and metrics there; Bot.HTTPURL is its base URL.
 	HTTPAddr string
+	// MetricsAddr, when set, serves /metrics there alone (Config.MetricsAddr);
+	// Bot.MetricsURL is its base URL.
+	MetricsAddr string
 }
 
 // PrivateNetwork starts a network for one test (one that restarts or
@@ -156,6 +162,7 @@ func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *
 	}
 	cfg := server.Config{
 		DatabaseURL: o.DSN,
+		MetricsAddr: o.MetricsAddr,
 		Limits:      o.Limits,
 		IRC: ircconn.Config{
 			Server: n.TLSAddr(), TLS: true, CAFile: n.CertFile, Nick: nick,
@@ -196,6 +203,19 @@ func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *
 		}
 		b.HTTPURL = "http://" + bot.HTTPAddr()
 	}
+	if o.MetricsAddr != "" {
+		b.metricsDone = make(chan error, 1)
+		go func() { b.metricsDone <- bot.ServeMetrics(runCtx, o.MetricsAddr) }()
+		for bot.MetricsAddr() == "" {
+			select {
+			case err := <-b.metricsDone:
+				b.metricsDone <- err // for Stop
+				t.Fatalf("ServeMetrics: %v", err)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		b.MetricsURL = "http://" + bot.MetricsAddr()
+	}
 	return b
 }
 
@@ -219,11 +239,13 @@ func (b *Bot) Stop() {
 		b.done <- nil
 	case <-time.After(30 * time.Second):
 	}
-	if b.httpDone != nil {
-		select {
-		case err := <-b.httpDone:
-			b.httpDone <- err
-		case <-time.After(10 * time.Second):
+	for _, done := range []chan error{b.httpDone, b.metricsDone} {
+		if done != nil {
+			select {
+			case err := <-done:
+				done <- err
+			case <-time.After(10 * time.Second):
+			}
 		}
 	}
 }

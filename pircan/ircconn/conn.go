@@ -41,7 +41,7 @@ type Config struct {
 	Pacing       PacerConfig
 	BackoffMin   time.Duration
 	BackoffMax   time.Duration
-	// QueueSize bounds events waiting for the workers.
+	// QueueSize bounds events waiting for the bot (per lane; see Lane).
 	QueueSize int
 }
 
@@ -81,13 +81,16 @@ type Event struct {
 	// Received is when the transport read the line, on the local clock
 	// (At may be the server's); zero for events built elsewhere.
 	Received time.Time
+	// Origin is user@host of a JOIN's source, as the server shows it.
+	Origin string
+	seq    uint64 // membership lane order (intake.go)
 }
 
 // Conn keeps PIRCAN on the network.
 type Conn struct {
 	cfg    Config
 	log    zerolog.Logger
-	events chan Event
+	events *lanes
 	pacer  *Pacer
 
 	mu          sync.Mutex
@@ -97,7 +100,6 @@ type Conn struct {
 	lastFailure string
 	channels    map[string]bool // folded names of channels the bot is in
 	quitting    atomic.Bool     // we sent QUIT: the server's ERROR is expected
-	dropped     atomic.Uint64   // events dropped for a full queue
 
 	whoMu    sync.Mutex
 	whoSeq   int
@@ -118,17 +120,17 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 	if cfg.Pacing.Burst == 0 {
 		cfg.Pacing = DefaultPacing
 	}
-	c := &Conn{cfg: cfg, log: logger, events: make(chan Event, cfg.QueueSize), channels: map[string]bool{},
+	c := &Conn{cfg: cfg, log: logger, events: newLanes(cfg.QueueSize), channels: map[string]bool{},
 		whoWaits: map[string]*whoWait{}}
 	c.pacer = NewPacer(cfg.Pacing, nil, func(target, line string) error { return c.sendNotices(target, []string{line}) })
 	c.pacer.SendBatches(c.sendNotices)
 	return c
 }
 
-// Events is where the transport delivers what it heard. Its consumer must
-// not block for long: when the buffer is full, events are dropped (and
-// logged) rather than stall the IRC read loop.
-func (c *Conn) Events() <-chan Event { return c.events }
+// Events is the priority lane: identified requests and Connected (see
+// Lane; Membership and Unidentified are the others). Its consumer must not
+// block for long: the IRC reader waits when it is full.
+func (c *Conn) Events() <-chan Event { return c.events.q[LanePriority] }
 
 // Notice queues NOTICE lines to target through the pacer.
 func (c *Conn) Notice(target string, lines ...string) { c.pacer.Enqueue(target, lines...) }
@@ -193,12 +195,6 @@ func (c *Conn) Reconnects() int {
 	defer c.mu.Unlock()
 	return c.reconnects
 }
-
-// QueuedEvents is the number of events waiting for the consumer.
-func (c *Conn) QueuedEvents() int { return len(c.events) }
-
-// DroppedEvents counts events dropped because the queue was full.
-func (c *Conn) DroppedEvents() uint64 { return c.dropped.Load() }
 
 func (c *Conn) current() *ircevent.Connection {
 	c.mu.Lock()
@@ -415,12 +411,7 @@ func (c *Conn) emit(e Event) {
 	if e.At.IsZero() {
 		e.At = e.Received
 	}
-	select {
-	case c.events <- e:
-	default:
-		c.dropped.Add(1)
-		c.log.Warn().Int("kind", int(e.Kind)).Str("nick", e.Sender.Nick).Msg("event queue full; dropped")
-	}
+	c.events.put(e, c.log)
 }
 
 // addCallbacks turns server lines into Events. They run on irc-go's read
@@ -433,8 +424,12 @@ func (c *Conn) addCallbacks(irc *ircevent.Connection) {
 		}
 		sender := pircan.Sender{Account: accountTag(m), Nick: m.Nick()}
 		text := m.Params[1]
-		if strings.HasPrefix(m.Params[0], "#") || strings.HasPrefix(m.Params[0], "&") {
-			c.emit(Event{Kind: Spoke, Sender: sender, Channel: m.Params[0], At: serverTime(m)})
+		// Only a line to our own nick is a request: never a channel, nor a
+		// STATUSMSG target such as @#agents.
+		if !self(m.Params[0]) {
+			if ch := channelTarget(m.Params[0], irc.ISupport()); ch != "" {
+				c.emit(Event{Kind: Spoke, Sender: sender, Channel: ch, At: serverTime(m)})
+			}
 			return
 		}
 		if strings.HasPrefix(text, "\x01") {
@@ -454,7 +449,8 @@ func (c *Conn) addCallbacks(irc *ircevent.Connection) {
 		if len(m.Params) >= 2 && m.Params[1] != "*" { // extended-join
 			account = m.Params[1]
 		}
-		c.emit(Event{Kind: Joined, Sender: pircan.Sender{Account: account, Nick: m.Nick()}, Channel: m.Params[0]})
+		c.emit(Event{Kind: Joined, Sender: pircan.Sender{Account: account, Nick: m.Nick()}, Channel: m.Params[0],
+			Origin: origin(m.Source)})
 	})
 	irc.AddCallback("NICK", func(m ircmsg.Message) {
 		if len(m.Params) < 1 || self(m.Params[0]) {
