@@ -67,6 +67,9 @@ func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
 	if cfg.IRC.Lobby == "" {
 		cfg.IRC.Lobby = "#agents"
 	}
+	if err := cfg.IRC.Check(); err != nil {
+		return nil, err
+	}
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
@@ -178,10 +181,11 @@ func (b *Bot) awaitLeadership(ctx context.Context) *store.Leadership {
 func (b *Bot) lead(ctx context.Context, lead *store.Leadership) error {
 	defer func() { lead.Release() }()
 	b.setStandby(false)
-	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopConn()
+	connCtx, stopConn := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopConn(nil)
 	connDone := make(chan error, 1)
-	go func() { connDone <- b.conn.Run(connCtx, "PIRCAN is restarting; back soon") }()
+	go func() { connDone <- b.conn.Run(connCtx, quitShutdown) }()
+	quit := ircconn.QuitMessage(quitShutdown)
 	events := b.conn.Events()
 	lost := lead.Lost()
 	retry := time.NewTicker(500 * time.Millisecond)
@@ -212,17 +216,29 @@ serve:
 			}
 			if self, err := b.store.HeldBySelf(ctx, lead); err == nil && !self {
 				b.log.Warn().Msg("another process took the leader lock: leaving IRC")
+				quit = quitHandover
 				break serve // give the nick up
 			}
 		}
 	}
+	// One bound for the whole way out: requests in flight and queued
+	// replies get Drain less the time the QUIT may take.
 	b.log.Info().Msg("leaving: finishing requests in flight")
+	out := time.Now().Add(b.cfg.Drain - min(b.cfg.Drain/2, quitReserve))
 	b.drainRequests(ctx)
-	waitTimeout(b.jobs.wait, b.cfg.Drain)
-	b.conn.Flush(b.cfg.Drain)
-	stopConn()
+	waitTimeout(b.jobs.wait, time.Until(out))
+	b.conn.Flush(time.Until(out))
+	stopConn(quit)
 	return <-connDone
 }
+
+// QUIT messages: each says why PIRCAN leaves.
+const (
+	quitShutdown = "PIRCAN is shutting down"
+	quitHandover = "PIRCAN hands over to another of its processes"
+	// quitReserve is the part of the drain bound left for the QUIT itself.
+	quitReserve = 2 * time.Second
+)
 
 // drainRequests takes the requests the transport has already read: they
 // are in flight too, and are answered before the bot leaves.
