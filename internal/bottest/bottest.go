@@ -95,6 +95,9 @@ type Options struct {
 	// HTTPAddr, when set (127.0.0.1:0 for a free port), serves the bot's
 	// health, readiness and metrics there; Bot.HTTPURL is its base URL.
 	HTTPAddr string
+	// BeforeStart, when set, runs once the bot's account exists and before
+	// the bot connects (a test in which another client holds its nick).
+	BeforeStart func(nick string)
 }
 
 // PrivateNetwork starts a network for one test (one that restarts or
@@ -123,6 +126,9 @@ func Start(t testing.TB, o Options) *Bot {
 	password := randomHex()
 	if err := ircnet.RegisterAccount(ctx, n, nick, password); err != nil {
 		t.Fatalf("bot account: %v", err)
+	}
+	if o.BeforeStart != nil {
+		o.BeforeStart(nick)
 	}
 	b := launch(t, n, nick, password, o)
 	b.WaitServing(t)
