@@ -98,6 +98,8 @@ type Options struct {
 	// BeforeStart, when set, runs once the bot's account exists and before
 	// the bot connects (a test in which another client holds its nick).
 	BeforeStart func(nick string)
+	// Transport, when set, adjusts the bot's IRC settings before it starts.
+	Transport func(*ircconn.Config)
 }
 
 // PrivateNetwork starts a network for one test (one that restarts or
@@ -170,6 +172,9 @@ func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *
 			Lobby: o.Lobby, Pacing: o.Pacing,
 			BackoffMin: 200 * time.Millisecond, BackoffMax: 2 * time.Second,
 		},
+	}
+	if o.Transport != nil {
+		o.Transport(&cfg.IRC)
 	}
 	level := zerolog.WarnLevel
 	if testing.Verbose() {
