@@ -42,7 +42,8 @@ type Config struct {
 	BackoffMin   time.Duration
 	BackoffMax   time.Duration
 	// NickReclaim is how PIRCAN takes its nick back from another client
-	// (ReclaimRecover, ReclaimRegain or ReclaimNone; "" is recover).
+	// (a NickServ command: ReclaimRecover, ReclaimRegain, ReclaimGhost; or
+	// ReclaimNone; "" is recover).
 	NickReclaim string
 	// Bounds (zero: the defaults in register.go): each registration stage
 	// (dial+TLS, CAP LS, CAP REQ, SASL, welcome, MOTD); the whole

@@ -511,7 +511,7 @@ func TestRenamedAtWelcome(t *testing.T) {
 }
 
 func TestNickReclaim(t *testing.T) {
-	for _, method := range []string{ReclaimRecover, ReclaimRegain} {
+	for _, method := range []string{ReclaimRecover, ReclaimRegain, ReclaimGhost} {
 		t.Run(method, func(t *testing.T) {
 			f := newFakeIRC(t, script{nickHeld: true, reclaim: strings.ToUpper(method)})
 			cfg := testConfig(f.addr)

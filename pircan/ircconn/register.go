@@ -40,8 +40,9 @@ const (
 
 // Nick reclaim methods (PIRCAN_NICK_RECLAIM).
 const (
-	ReclaimRecover = "recover" // Anope: NickServ RECOVER
-	ReclaimRegain  = "regain"  // Ergo, Atheme: NickServ REGAIN
+	ReclaimRecover = "recover" // Anope: NickServ RECOVER (kills or renames the holder)
+	ReclaimRegain  = "regain"  // Atheme: NickServ REGAIN
+	ReclaimGhost   = "ghost"   // Ergo: NickServ GHOST (a session of the same account)
 	ReclaimNone    = "none"
 )
 
@@ -56,9 +57,9 @@ func (c Config) Check() error {
 		return errors.New("PIRCAN_SASL_PASSWORD (--sasl-password) is not set: PIRCAN logs in to its own services account with SASL PLAIN and does not serve without it")
 	}
 	switch c.NickReclaim {
-	case "", ReclaimRecover, ReclaimRegain, ReclaimNone:
+	case "", ReclaimRecover, ReclaimRegain, ReclaimGhost, ReclaimNone:
 	default:
-		return fmt.Errorf("PIRCAN_NICK_RECLAIM (--nick-reclaim): %q is not recover, regain or none", c.NickReclaim)
+		return fmt.Errorf("PIRCAN_NICK_RECLAIM (--nick-reclaim): %q is not recover, regain, ghost or none", c.NickReclaim)
 	}
 	return nil
 }
