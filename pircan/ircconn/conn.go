@@ -108,7 +108,6 @@ type Conn struct {
 	lastFailure string
 	channels    map[string]bool // folded names of channels the bot is in
 	joinSent    map[string]bool // folded channels JOINed on this connection
-	link        *link           // the current connection's state
 	dropped     atomic.Uint64   // events dropped for a full queue
 
 	whoMu    sync.Mutex
@@ -380,9 +379,6 @@ func (c *Conn) session(ctx context.Context, quitMessage string) (served bool, er
 		Log: log.New(logWriter{c.log, l}, "", 0),
 	}
 	l.irc = irc
-	c.mu.Lock()
-	c.link = l
-	c.mu.Unlock()
 	c.addCallbacks(guardedIRC{irc, l}, l)
 	l.addRegistration(guardedIRC{irc, l})
 	defer func() {
@@ -628,8 +624,9 @@ func (c *Conn) addCallbacks(irc guardedIRC, l *link) {
 			c.log.Info().Strs("params", m.Params).Msg("left IRC")
 			return
 		}
-		c.stopServing(irc.Connection)
-		if text := strings.Join(m.Params, " "); floodKill(text) {
+		text := strings.Join(m.Params, " ")
+		l.fail(fmt.Errorf("the server closed the link: %s", text))
+		if floodKill(text) {
 			o := c.output.flooded()
 			c.applyOutput(o)
 			c.log.Error().Str("error", text).Int("burst", o.Burst).Float64("per_second", o.PerSecond).

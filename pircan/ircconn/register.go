@@ -88,7 +88,6 @@ type link struct {
 	acked    map[string]bool
 	account  string // from 900
 	nickLost bool   // the server answered 433 for our nick
-	welcomed string // nick in 001
 
 	progress   chan struct{} // a stage began (new deadline)
 	registered chan struct{} // end of MOTD
@@ -163,6 +162,9 @@ func (l *link) current() (string, time.Time) {
 func (l *link) fail(err error) {
 	l.failOnce.Do(func() {
 		l.c.stopServing(l.irc)
+		l.c.mu.Lock()
+		l.c.lastFailure = err.Error() // /readyz says why at once
+		l.c.mu.Unlock()
 		l.failure = err
 		close(l.failed)
 	})
@@ -304,9 +306,6 @@ func (l *link) addRegistration(irc guardedIRC) {
 		if len(m.Params) < 1 {
 			return
 		}
-		l.mu.Lock()
-		l.welcomed = m.Params[0]
-		l.mu.Unlock()
 		l.enter("MOTD")
 	})
 	// After irc-go's own end-of-registration handler (it prepends its own).
@@ -459,17 +458,6 @@ func (l *link) capsAnswered() {
 	}
 }
 
-// Acked reports the capabilities granted on this connection.
-func (l *link) ackedCaps() map[string]bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make(map[string]bool, len(l.acked))
-	for k, v := range l.acked {
-		out[k] = v
-	}
-	return out
-}
-
 // awaitRegistration waits for the end of MOTD, a refusal, loss, a stage
 // past its deadline, the whole registration past RegisterTimeout, or ctx.
 func (l *link) awaitRegistration(ctx context.Context, connectErr <-chan error, started time.Time) error {
@@ -523,14 +511,15 @@ func (l *link) awaitRegistration(ctx context.Context, connectErr <-chan error, s
 func (l *link) checkNick(ctx context.Context) error {
 	cfg := l.c.cfg
 	l.mu.Lock()
-	welcomed, nickLost := l.welcomed, l.nickLost
+	nickLost := l.nickLost
 	l.mu.Unlock()
-	if fold(l.irc.CurrentNick()) == fold(cfg.Nick) {
+	now := l.irc.CurrentNick()
+	if fold(now) == fold(cfg.Nick) {
 		return nil
 	}
 	if !nickLost {
 		return refuse("the server registered PIRCAN as %q, not %q (PIRCAN_NICK); agents address %q. On Ergo, set PIRCAN_NICK to the account name (%q) or turn off accounts.nick-reservation.force-nick-equals-account",
-			welcomed, cfg.Nick, cfg.Nick, cfg.SASLAccount)
+			now, cfg.Nick, cfg.Nick, cfg.SASLAccount)
 	}
 	if cfg.NickReclaim == ReclaimNone {
 		return refuse("nick %q is held by another client and PIRCAN_NICK_RECLAIM=none", cfg.Nick)
