@@ -451,6 +451,9 @@ func (c *Conn) session(ctx context.Context, quitMessage string) (served bool, er
 			_, err := ended(l.failure)
 			return true, err
 		case <-l.lost:
+			if err := l.drained(); err != nil {
+				return true, err // the server said why (ERROR)
+			}
 			return true, errors.New("disconnected")
 		case <-tick.C:
 			if !irc.Connected() {

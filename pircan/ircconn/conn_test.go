@@ -28,6 +28,7 @@ const (
 type script struct {
 	caps         string // CAP LS offer ("" = allCaps)
 	lsSilent     bool   // never answer CAP LS
+	noCAP        bool   // a server without CAP: registers at NICK+USER
 	reqSilent    bool   // never answer CAP REQ
 	sasl         string // "" ok (900+903), "fail" 904, "already" 907, "silent", "no900" (903 alone)
 	welcomeAs    string // 001 under this nick (Ergo's force-nick-equals-account)
@@ -155,7 +156,7 @@ func (f *fakeIRC) serve(p *peer) {
 		offered[name] = true
 	}
 	welcome := func() {
-		if welcomed || !gotUser || !capEnded || p.currentNick() == "*" {
+		if welcomed || !gotUser || !(capEnded || sc.noCAP) || p.currentNick() == "*" {
 			return
 		}
 		welcomed = true
@@ -187,6 +188,9 @@ func (f *fakeIRC) serve(p *peer) {
 		}
 		switch f[0] {
 		case "CAP":
+			if sc.noCAP {
+				continue
+			}
 			switch arg(1) {
 			case "LS":
 				if !sc.lsSilent {
@@ -412,6 +416,7 @@ func TestSASLFailureNeverRegisters(t *testing.T) {
 		{"no account-tag", script{caps: "message-tags sasl"}, "account-tag"},
 		{"CAP LS unanswered", script{lsSilent: true}, "stage CAP LS"},
 		{"CAP REQ unanswered", script{reqSilent: true}, "stage CAP REQ"},
+		{"no CAP at all", script{noCAP: true}, "without SASL and account-tag"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,6 +87,7 @@ type link struct {
 	pending  map[string]bool // CAP REQs not yet answered
 	acked    map[string]bool
 	account  string // from 900
+	loggedIn bool   // 903 after a 900 for our own account
 	nickLost bool   // the server answered 433 for our nick
 
 	progress   chan struct{} // a stage began (new deadline)
@@ -171,6 +172,22 @@ func (l *link) fail(err error) {
 }
 
 func (l *link) markLost() { l.lostOnce.Do(func() { close(l.lost) }) }
+
+// drained runs after the socket failed: it lets irc-go's read loop finish
+// the lines read before (a last ERROR says why, and may be a flood kill),
+// then returns the failure they recorded, if any. irc-go marks itself
+// stopped only once that loop has taken the read error.
+func (l *link) drained() error {
+	for deadline := time.Now().Add(time.Second); l.irc.Connected() && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case <-l.failed:
+		return l.failure
+	default:
+		return nil
+	}
+}
 
 // dial opens the socket (TLS done here, not by irc-go) and writes CAP LS
 // first, so the server holds registration until CAP END whatever irc-go
@@ -276,6 +293,9 @@ func (l *link) addRegistration(irc guardedIRC) {
 		case !l.ownAccount(account):
 			l.fail(refuse("SASL logged in to account %q, not %q (PIRCAN_SASL_ACCOUNT)", account, cfg.SASLAccount))
 		default:
+			l.mu.Lock()
+			l.loggedIn = true
+			l.mu.Unlock()
 			l.enter("welcome")
 			irc.Send("CAP", "END")
 		}
@@ -476,13 +496,13 @@ func (l *link) awaitRegistration(ctx context.Context, connectErr <-chan error, s
 		timer.Reset(until)
 		select {
 		case <-l.registered:
-			return nil
+			return l.complete()
 		case <-l.failed:
 			return l.failure
 		case err := <-connectErr:
 			if err == nil {
 				<-l.registered // Connect returns after the end of MOTD
-				return nil
+				return l.complete()
 			}
 			select {
 			case <-l.failed:
@@ -491,10 +511,8 @@ func (l *link) awaitRegistration(ctx context.Context, connectErr <-chan error, s
 			}
 			return fmt.Errorf("at stage %s: %w", stage, err)
 		case <-l.lost:
-			select {
-			case <-l.failed:
-				return l.failure
-			default:
+			if err := l.drained(); err != nil {
+				return err
 			}
 			return fmt.Errorf("the server closed the connection at stage %s", stage)
 		case <-l.progress:
@@ -503,6 +521,17 @@ func (l *link) awaitRegistration(ctx context.Context, connectErr <-chan error, s
 			return ctx.Err()
 		}
 	}
+}
+
+// complete checks a finished registration: a server that ignores CAP
+// registers the client without SASL or account-tag.
+func (l *link) complete() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.loggedIn || !l.acked["account-tag"] {
+		return refuse("the server registered PIRCAN without SASL and account-tag (does it support IRCv3 CAP?)")
+	}
+	return nil
 }
 
 // checkNick runs after registration: serve under the configured nick, or
