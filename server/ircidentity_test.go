@@ -2,19 +2,23 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ergochat/irc-go/ircmsg"
+	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/ircnet"
+	"github.com/creatimus/pircan/internal/ircscript"
+	"github.com/creatimus/pircan/internal/pgtest"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/ircconn"
+	"github.com/creatimus/pircan/server"
 )
 
 // Another client holds PIRCAN's nick when it comes up (as after a crash):
@@ -82,11 +86,11 @@ func TestFrozenIRCServerIsNotReady(t *testing.T) {
 // stays in force (and the metrics say so).
 func TestOperRefusedKeepsOrdinaryCap(t *testing.T) {
 	t.Parallel()
-	logs := &logLines{added: make(chan struct{}, 1)}
+	logs := ircscript.NewLogs()
 	bot := bottest.Start(t, bottest.Options{HTTPAddr: "127.0.0.1:0", Log: logs, Transport: func(c *ircconn.Config) {
 		c.OperPassword = "not-the-password"
 	}})
-	logs.wait(t, "OPER refused")
+	logs.Wait(t, "OPER refused")
 	families := scrape(t, bot)
 	if v := gaugeValue(t, families, "pircan_output_cap_lines_per_second"); v != ircconn.OrdinaryOutput.PerSecond {
 		t.Fatalf("pircan_output_cap_lines_per_second = %v, want %v", v, ircconn.OrdinaryOutput.PerSecond)
@@ -101,40 +105,88 @@ func TestOperRefusedKeepsOrdinaryCap(t *testing.T) {
 	}
 }
 
-// logLines collects a bot's log lines for waiting on one.
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
-	added chan struct{}
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	l.lines = append(l.lines, string(p))
-	l.mu.Unlock()
-	select {
-	case l.added <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-func (l *logLines) wait(t *testing.T, sub string) string {
+// scriptedBot runs a bot against a scripted IRC server, with its HTTP face.
+func scriptedBot(t *testing.T, sc ircscript.Script) (*server.Bot, *ircscript.Server, string) {
 	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for {
-		l.mu.Lock()
-		for _, line := range l.lines {
-			if strings.Contains(line, sub) {
-				l.mu.Unlock()
-				return line
+	f := ircscript.Start(t, sc)
+	cfg := server.Config{DatabaseURL: pgtest.Database(t), IRC: ircconn.Config{
+		Server: f.Addr, Nick: ircscript.Nick, SASLAccount: ircscript.Account, SASLPassword: ircscript.Password,
+		Lobby: bottest.Unique("#lobby"), BackoffMin: 20 * time.Millisecond, BackoffMax: 50 * time.Millisecond,
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	bot, err := server.New(ctx, cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() { done <- bot.Run(ctx) }()
+	go func() { done <- bot.ServeHTTP(ctx, "127.0.0.1:0") }()
+	t.Cleanup(func() {
+		cancel()
+		for range 2 {
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				t.Error("the bot did not stop")
 			}
 		}
-		l.mu.Unlock()
-		select {
-		case <-l.added:
-		case <-timeout:
-			t.Fatalf("no log line with %q", sub)
+	})
+	for bot.HTTPAddr() == "" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return bot, f, cfg.IRC.Lobby
+}
+
+func scriptedReady(t *testing.T, bot *server.Bot, want int) server.Readiness {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := get(t, "http://"+bot.HTTPAddr()+"/readyz")
+		var r server.Readiness
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			t.Fatalf("readyz body %q: %v", body, err)
 		}
+		if code == want {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz: %d %+v, want %d", code, r, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// CAP DEL account-tag or a logout while serving: /readyz is not ready at
+// once (the QUIT follows it) and says why; the lobby is joined once per
+// connection.
+func TestIdentityLossTurnsNotReady(t *testing.T) {
+	t.Parallel()
+	for name, line := range map[string]string{
+		"CAP DEL account-tag": ":srv CAP " + ircscript.Nick + " DEL :account-tag",
+		"logged out":          ":" + ircscript.Nick + "!pircan@127.0.0.1 ACCOUNT *",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bot, f, lobby := scriptedBot(t, ircscript.Script{})
+			p := f.Next(t)
+			p.Expect(t, "CAP END")
+			if got := p.Expect(t, "JOIN"); got != "JOIN "+lobby {
+				t.Fatalf("first JOIN %q", got)
+			}
+			// The bot asks who is there after its JOINs: no second JOIN before.
+			for l := p.Expect(t, ""); !strings.HasPrefix(l, "WHO "+lobby); l = p.Expect(t, "") {
+				if strings.HasPrefix(l, "JOIN") {
+					t.Fatalf("joined again: %q", l)
+				}
+			}
+			scriptedReady(t, bot, 200)
+			p.Send(line)
+			quit := p.Expect(t, "QUIT")
+			code, body := get(t, "http://"+bot.HTTPAddr()+"/readyz")
+			if code != http.StatusServiceUnavailable || !strings.Contains(body, `"irc":false`) || !strings.Contains(body, "irc_reason") {
+				t.Fatalf("readyz after %s (QUIT %q): %d %s", name, quit, code, body)
+			}
+			f.Next(t) // and it connects again
+		})
 	}
 }
