@@ -190,3 +190,40 @@ func TestIdentityLossTurnsNotReady(t *testing.T) {
 		})
 	}
 }
+
+// A wrong SASL password on the real network: Anope refuses (904), PIRCAN
+// never registers, says why, and tries again.
+func TestWrongSASLPasswordNeverServes(t *testing.T) {
+	t.Parallel()
+	n := bottest.Network(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nick := bottest.Unique("PIRCANW")
+	if err := ircnet.RegisterAccount(ctx, n, nick, "right-password"); err != nil {
+		t.Fatal(err)
+	}
+	logs := ircscript.NewLogs()
+	cfg := server.Config{DatabaseURL: pgtest.Database(t), IRC: ircconn.Config{
+		Server: n.TLSAddr(), TLS: true, CAFile: n.CertFile, Nick: nick, SASLAccount: nick, SASLPassword: "wrong-password",
+		Lobby: bottest.Unique("#lobbyw"), BackoffMin: 100 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+	}}
+	runCtx, stop := context.WithCancel(context.Background())
+	bot, err := server.New(runCtx, cfg, zerolog.New(zerolog.MultiLevelWriter(logs, zerolog.NewTestWriter(t))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	first := logs.Wait(t, "does not serve", "904")
+	if strings.Contains(first, "wrong-password") {
+		t.Fatalf("the password is in the log: %s", first)
+	}
+	logs.Wait(t, "does not serve", "904") // again, after the backoff
+	if bot.Conn().Registered() {
+		t.Fatal("serving without a login")
+	}
+}

@@ -610,7 +610,7 @@ func (l *link) ownAccountChanged(account string) {
 // with no line back within PingTimeout ends serving at once, then the link.
 func (l *link) watchLiveness(ctx context.Context) {
 	idle, answer := l.c.cfg.PingIdle, l.c.cfg.PingTimeout
-	tick := time.NewTicker(min(idle, answer) / 4)
+	tick := time.NewTicker(min(idle, answer) / 10) // adds at most 2 ticks to the bounds
 	defer tick.Stop()
 	var pingAt time.Time
 	for seq := 1; ; {
