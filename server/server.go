@@ -224,7 +224,7 @@ serve:
 	// One bound for the whole way out: requests in flight and queued
 	// replies get Drain less the time the QUIT may take.
 	b.log.Info().Msg("leaving: finishing requests in flight")
-	out := time.Now().Add(b.cfg.Drain - min(b.cfg.Drain/2, quitReserve))
+	out := time.Now().Add(b.cfg.Drain - min(b.cfg.Drain/2, ircconn.QuitWait))
 	b.drainRequests(ctx)
 	waitTimeout(b.jobs.wait, time.Until(out))
 	b.conn.Flush(time.Until(out))
@@ -236,8 +236,6 @@ serve:
 const (
 	quitShutdown = "PIRCAN is shutting down"
 	quitHandover = "PIRCAN hands over to another of its processes"
-	// quitReserve is the part of the drain bound left for the QUIT itself.
-	quitReserve = 2 * time.Second
 )
 
 // drainRequests takes the requests the transport has already read: they

@@ -402,7 +402,7 @@ func (c *Conn) session(ctx context.Context, quitMessage string) (served bool, er
 		l.quitting.Store(true)
 		sent := make(chan error, 1)
 		go func() { sent <- irc.SendRaw("QUIT :" + quitLine(reason)) }()
-		bound := time.NewTimer(quitWait)
+		bound := time.NewTimer(QuitWait)
 		defer bound.Stop()
 		select {
 		case err := <-sent:

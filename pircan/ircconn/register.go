@@ -32,8 +32,9 @@ const (
 	defaultReclaimTimeout  = 15 * time.Second
 	defaultPingIdle        = 15 * time.Second
 	defaultPingTimeout     = 10 * time.Second
-	// quitWait bounds the wait for the server to close the link after QUIT.
-	quitWait = 2 * time.Second
+	// QuitWait bounds the wait for the server to close the link after QUIT
+	// (Run's return after its context ends).
+	QuitWait = 2 * time.Second
 	// renickEvery paces NICK attempts while reclaiming the nick.
 	renickEvery = 2 * time.Second
 )
