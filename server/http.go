@@ -24,7 +24,7 @@ const readyTimeout = 2 * time.Second
 // shuts the server down gracefully (bounded by Drain):
 //
 //	GET /healthz  200 "ok" while the process is up
-//	GET /readyz   200 when IRC is registered (account-tag granted), the
+//	GET /readyz   200 when IRC serves (own nick, own account, account-tag), the
 //	              database answers and its schema is current, and this
 //	              process is not a standby; else 503. A JSON body names
 //	              each part either way.
@@ -124,6 +124,8 @@ type Readiness struct {
 	Database bool `json:"database"` // answers a ping
 	Schema   bool `json:"schema"`   // every embedded migration applied
 	Standby  bool `json:"standby"`  // another process holds the leader lock
+	// IRCReason says why IRC is not ready (an active process only).
+	IRCReason string `json:"irc_reason,omitempty"`
 }
 
 // Ready reports whether the bot is ready to serve: on IRC, with its
@@ -133,6 +135,9 @@ func (r Readiness) Ready() bool { return r.IRC && r.Database && r.Schema && !r.S
 // Readiness checks each part now.
 func (b *Bot) Readiness(ctx context.Context) Readiness {
 	r := Readiness{IRC: b.conn.Registered(), Standby: b.standby.Load()}
+	if !r.IRC && !r.Standby {
+		r.IRCReason = b.conn.NotServing()
+	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	if err := b.store.Ping(ctx); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/pgtest"
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/ircconn"
 	"github.com/creatimus/pircan/server"
 	"github.com/creatimus/pircan/store"
 )
@@ -231,6 +232,11 @@ func TestMetrics(t *testing.T) {
 
 	if v := gaugeValue(t, families, "pircan_irc_connected"); v != 1 {
 		t.Errorf("pircan_irc_connected = %v", v)
+	}
+	// The test network grants the bot's OPER a fake-lag exemption: the
+	// configured cap is in force.
+	if v := gaugeValue(t, families, "pircan_output_cap_lines_per_second"); v != ircconn.DefaultPacing.GlobalRate {
+		t.Errorf("pircan_output_cap_lines_per_second = %v, want %v", v, ircconn.DefaultPacing.GlobalRate)
 	}
 	if v := counterValue(t, families, "pircan_irc_reconnects_total"); v != 0 {
 		t.Errorf("pircan_irc_reconnects_total = %v", v)

@@ -132,6 +132,8 @@ var (
 	descOutputQueue    = desc("pircan_output_queue_lines", "Reply lines waiting in the output pacer.")
 	descOutputSent     = desc("pircan_output_lines_total", "Lines sent to IRC by the output pacer.")
 	descOutputDropped  = desc("pircan_output_dropped_lines_total", "Reply lines dropped because a recipient's queue was full.")
+	descOutputCapRate  = desc("pircan_output_cap_lines_per_second", "Global output cap in force: the configured one while the server grants a fake-lag exemption (OPER), the ordinary-client one otherwise, halved after each flood disconnect.")
+	descOutputCapBurst = desc("pircan_output_cap_burst", "Lines the global output cap lets out at once.")
 	descStandby        = desc("pircan_standby", "1 while this process stands by (another holds the leader lock).")
 	descDatabaseUp     = desc("pircan_database_up", "1 when the scrape's backlog query succeeded.")
 	descNotifyWaiting  = desc("pircan_notify_waiting", "Notifications waiting for delivery (last 24 hours), counted up to 10000.")
@@ -148,7 +150,7 @@ var (
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIRCConnected, descIRCReconnects, descEventsQueued, descEventsDropped,
 		descIntakeWaits, descDispatchQueued, descNotifyQueued, descNotifyRefused,
-		descOutputQueue, descOutputSent, descOutputDropped, descStandby, descDatabaseUp, descNotifyWaiting,
+		descOutputQueue, descOutputSent, descOutputDropped, descOutputCapRate, descOutputCapBurst, descStandby, descDatabaseUp, descNotifyWaiting,
 		descPoolAcquired, descPoolIdle, descPoolTotal, descPoolMax, descPoolAcquires, descPoolAcquireSec,
 		descPoolEmpty, descPoolCanceled} {
 		ch <- d
@@ -178,6 +180,9 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descOutputQueue, float64(queued))
 	counter(descOutputSent, float64(b.conn.Pacer().Sent()))
 	counter(descOutputDropped, float64(dropped))
+	oc := b.conn.OutputCap()
+	gauge(descOutputCapRate, oc.PerSecond)
+	gauge(descOutputCapBurst, float64(oc.Burst))
 	gauge(descStandby, bool01(b.standby.Load()))
 
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)

@@ -76,6 +76,9 @@ func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
 	if cfg.IRC.Lobby == "" {
 		cfg.IRC.Lobby = "#agents"
 	}
+	if err := cfg.IRC.Check(); err != nil {
+		return nil, err
+	}
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
@@ -192,10 +195,11 @@ func (b *Bot) lead(ctx context.Context, lead *store.Leadership) error {
 	giveUp, held := make(chan struct{}), make(chan struct{})
 	go func() { defer close(held); b.holdLead(holdCtx, lead, giveUp) }()
 	defer func() { stopHold(); <-held }()
-	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopConn()
+	connCtx, stopConn := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopConn(nil)
 	connDone := make(chan error, 1)
-	go func() { connDone <- b.conn.Run(connCtx, "PIRCAN is restarting; back soon") }()
+	go func() { connDone <- b.conn.Run(connCtx, quitShutdown) }()
+	quit := ircconn.QuitMessage(quitShutdown)
 	prio, members, guests := b.conn.Events(), b.conn.Membership(), b.conn.Unidentified()
 	// Identified requests first, then membership events, then unidentified
 	// requests: a flood of one kind never waits ahead of an identified
@@ -208,6 +212,7 @@ serve:
 			b.log.Info().Err(context.Cause(ctx)).Msg("stopping")
 			break serve
 		case <-giveUp:
+			quit = quitHandover
 			break serve // another process leads: give the nick up
 		default:
 		}
@@ -237,11 +242,14 @@ serve:
 		case <-giveUp:
 		}
 	}
+	// One bound for the whole way out: requests in flight and queued
+	// replies get Drain less the time the QUIT may take.
 	b.log.Info().Msg("leaving: finishing requests in flight")
+	out := time.Now().Add(b.cfg.Drain - min(b.cfg.Drain/2, ircconn.QuitWait))
 	b.drainRequests(ctx)
-	waitTimeout(b.jobs.wait, b.cfg.Drain)
-	b.conn.Flush(b.cfg.Drain)
-	stopConn()
+	waitTimeout(b.jobs.wait, time.Until(out))
+	b.conn.Flush(time.Until(out))
+	stopConn(quit)
 	return <-connDone
 }
 
@@ -282,6 +290,12 @@ func (b *Bot) holdLead(ctx context.Context, lead *store.Leadership, giveUp chan<
 		}
 	}
 }
+
+// QUIT messages: each says why PIRCAN leaves.
+const (
+	quitShutdown = "PIRCAN is shutting down"
+	quitHandover = "PIRCAN hands over to another of its processes"
+)
 
 // drainRequests takes the requests the transport has already read: they
 // are in flight too, and are answered before the bot leaves.

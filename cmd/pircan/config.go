@@ -26,6 +26,7 @@ var settings = []setting{
 	{"nick", "PIRCAN_NICK", "PIRCAN", "the bot's nick", false},
 	{"sasl-account", "PIRCAN_SASL_ACCOUNT", "", "the bot's services account (SASL PLAIN)", false},
 	{"sasl-password", "PIRCAN_SASL_PASSWORD", "", "its password", true},
+	{"nick-reclaim", "PIRCAN_NICK_RECLAIM", "recover", "how to take the nick back from another client: recover (Anope NickServ RECOVER), regain (Atheme REGAIN), ghost (Ergo GHOST) or none", false},
 	{"oper-name", "PIRCAN_OPER_NAME", "", "optional OPER name (fake-lag exemption)", false},
 	{"oper-password", "PIRCAN_OPER_PASSWORD", "", "its password", true},
 	{"lobby", "PIRCAN_LOBBY", "#agents", "lobby channel", false},

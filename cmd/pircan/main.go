@@ -140,7 +140,8 @@ func runServe(ctx context.Context, args []string) error {
 	cfg.NoMigrate = *noMigrate
 	log := c.logger()
 	log.Info().Str("irc_server", cfg.IRC.Server).Str("nick", cfg.IRC.Nick).Str("lobby", cfg.IRC.Lobby).
-		Bool("tls", cfg.IRC.TLS).Bool("sasl", cfg.IRC.SASLAccount != "").Msg("starting PIRCAN")
+		Bool("tls", cfg.IRC.TLS).Str("sasl_account", cfg.IRC.SASLAccount).Str("nick_reclaim", cfg.IRC.NickReclaim).
+		Bool("oper", cfg.IRC.OperName != "").Msg("starting PIRCAN")
 	bot, err := server.New(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -201,12 +202,16 @@ func serverConfig(c config) (server.Config, error) {
 			Insecure: e.bool(c, "irc-insecure"), Nick: c.str("nick"),
 			SASLAccount: c.str("sasl-account"), SASLPassword: c.str("sasl-password"),
 			OperName: c.str("oper-name"), OperPassword: c.str("oper-password"), Lobby: c.str("lobby"),
+			NickReclaim: c.str("nick-reclaim"),
 			Pacing: ircconn.PacerConfig{
 				Burst: e.int(c, "reply-burst"), PerSecond: e.float(c, "reply-rate"),
 				GlobalBurst: e.int(c, "output-burst"), GlobalRate: e.float(c, "output-rate"),
 				MaxQueued: ircconn.DefaultPacing.MaxQueued,
 			},
 		},
+	}
+	if e.err == nil {
+		e.err = cfg.IRC.Check() // before anything is sent to the server
 	}
 	if e.err == nil && pircan.CheckChannelName(cfg.IRC.Lobby) != nil {
 		e.err = fmt.Errorf("--lobby: %q is not a channel name", cfg.IRC.Lobby)

@@ -136,6 +136,8 @@ func hasRow(table string, cols ...string) bool {
 func TestConfigPrecedence(t *testing.T) {
 	c := newCommon("serve")
 	t.Setenv("PIRCAN_NICK", "FromEnv")
+	t.Setenv("PIRCAN_SASL_ACCOUNT", "bot")
+	t.Setenv("PIRCAN_SASL_PASSWORD", "pw")
 	t.Setenv("PIRCAN_LOBBY", "#envlobby")
 	if err := c.parse([]string{"--nick", "FromFlag"}); err != nil {
 		t.Fatal(err)

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -185,10 +188,12 @@ func TestSIGTERMFinishesAndQuits(t *testing.T) {
 	// The agent shares the lobby with the bot: it sees the QUIT message.
 	qctx, qcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer qcancel()
-	if _, err := a.Expect(qctx, func(m ircmsg.Message) bool {
-		return m.Command == "QUIT" && strings.EqualFold(m.Nick(), e.nick) && len(m.Params) > 0 && strings.Contains(m.Params[0], "restarting")
+	if m, err := a.Expect(qctx, func(m ircmsg.Message) bool {
+		return m.Command == "QUIT" && strings.EqualFold(m.Nick(), e.nick) && len(m.Params) > 0
 	}); err != nil {
-		t.Fatalf("no QUIT with a message from the bot: %v", err)
+		t.Fatalf("no QUIT from the bot: %v", err)
+	} else if !strings.Contains(m.Params[0], "shutting down") || strings.Contains(m.Params[0], "restarting") {
+		t.Fatalf("QUIT message %q: a plain shutdown says so, and no restart", m.Params[0])
 	}
 }
 
@@ -261,4 +266,127 @@ func TestSIGKILLLosesNothingAcknowledged(t *testing.T) {
 		}
 	}
 	t.Logf("%d SENDs acknowledged before SIGKILL, %d messages in the INBOX", len(acked), len(got))
+}
+
+// silentIRC accepts connections and records what the client sends, but
+// never answers: a server holding registration.
+func silentIRC(t *testing.T) (addr string, lines <-chan string, conns *atomic.Int32) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	out := make(chan string, 1000)
+	conns = &atomic.Int32{}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			t.Cleanup(func() { c.Close() })
+			go func() {
+				sc := bufio.NewScanner(c)
+				for sc.Scan() {
+					out <- sc.Text()
+				}
+			}()
+		}
+	}()
+	return l.Addr().String(), out, conns
+}
+
+func serveProcess(t *testing.T, env ...string) *process {
+	t.Helper()
+	cmd := exec.Command(binary(t), "serve")
+	cmd.Env = append(os.Environ(), env...)
+	p := &process{cmd: cmd, logs: &lockedBuffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = p.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		err := <-p.exited
+		p.exited <- err
+		if t.Failed() {
+			t.Logf("bot logs:\n%s", p.logs.String())
+		}
+	})
+	return p
+}
+
+func (p *process) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("the process did not exit")
+		return nil
+	}
+}
+
+// Without both SASL settings `pircan serve` does not start: it exits
+// non-zero naming the missing setting, and never connects.
+func TestServeRefusesWithoutSASL(t *testing.T) {
+	addr, _, conns := silentIRC(t)
+	for _, tc := range []struct{ account, password, missing string }{
+		{"", "", "PIRCAN_SASL_ACCOUNT"},
+		{"pircanbot", "", "PIRCAN_SASL_PASSWORD"},
+		{"", "pw", "PIRCAN_SASL_ACCOUNT"},
+	} {
+		p := serveProcess(t, "PIRCAN_IRC_SERVER="+addr, "PIRCAN_IRC_TLS=false", "PIRCAN_HTTP_ADDR=127.0.0.1:0",
+			"PIRCAN_DATABASE_URL=postgres://postgres@127.0.0.1:1/none?sslmode=disable",
+			"PIRCAN_SASL_ACCOUNT="+tc.account, "PIRCAN_SASL_PASSWORD="+tc.password)
+		err := p.wait(t)
+		if err == nil {
+			t.Fatalf("%+v: exit 0", tc)
+		}
+		if logs := p.logs.String(); !strings.Contains(logs, tc.missing) {
+			t.Fatalf("%+v: stderr does not name %s: %s", tc, tc.missing, logs)
+		}
+	}
+	if n := conns.Load(); n != 0 {
+		t.Fatalf("%d connections to the IRC server", n)
+	}
+}
+
+// SIGTERM while the server holds registration: PIRCAN QUITs saying it
+// shuts down and exits 0, without waiting out the registration bound.
+func TestSIGTERMWhileRegistering(t *testing.T) {
+	addr, lines, _ := silentIRC(t)
+	p := serveProcess(t, "PIRCAN_IRC_SERVER="+addr, "PIRCAN_IRC_TLS=false", "PIRCAN_HTTP_ADDR=127.0.0.1:0",
+		"PIRCAN_DATABASE_URL="+pgtest.Database(t), "PIRCAN_SASL_ACCOUNT=pircanbot", "PIRCAN_SASL_PASSWORD=pw")
+	next := func() string {
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(20 * time.Second):
+			t.Fatal("no line from the bot")
+			return ""
+		}
+	}
+	if l := next(); l != "CAP LS 302" {
+		t.Fatalf("first line %q", l)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	l := next()
+	for ; !strings.HasPrefix(l, "QUIT"); l = next() {
+		if l == "CAP END" {
+			t.Fatal("registration went on")
+		}
+	}
+	if l != "QUIT :PIRCAN is shutting down" {
+		t.Fatalf("got %q", l)
+	}
+	if err := p.wait(t); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
 }

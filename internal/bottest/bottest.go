@@ -101,6 +101,11 @@ type Options struct {
 	// MetricsAddr, when set, serves /metrics there alone (Config.MetricsAddr);
 	// Bot.MetricsURL is its base URL.
 	MetricsAddr string
+	// BeforeStart, when set, runs once the bot's account exists and before
+	// the bot connects (a test in which another client holds its nick).
+	BeforeStart func(nick string)
+	// Transport, when set, adjusts the bot's IRC settings before it starts.
+	Transport func(*ircconn.Config)
 }
 
 // PrivateNetwork starts a network for one test (one that restarts or
@@ -129,6 +134,9 @@ func Start(t testing.TB, o Options) *Bot {
 	password := randomHex()
 	if err := ircnet.RegisterAccount(ctx, n, nick, password); err != nil {
 		t.Fatalf("bot account: %v", err)
+	}
+	if o.BeforeStart != nil {
+		o.BeforeStart(nick)
 	}
 	b := launch(t, n, nick, password, o)
 	b.WaitServing(t)
@@ -171,6 +179,9 @@ func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *
 			Lobby: o.Lobby, Pacing: o.Pacing,
 			BackoffMin: 200 * time.Millisecond, BackoffMax: 2 * time.Second,
 		},
+	}
+	if o.Transport != nil {
+		o.Transport(&cfg.IRC)
 	}
 	level := zerolog.WarnLevel
 	if testing.Verbose() {

@@ -16,7 +16,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ergochat/irc-go/ircevent"
@@ -41,6 +40,15 @@ type Config struct {
 	Pacing       PacerConfig
 	BackoffMin   time.Duration
 	BackoffMax   time.Duration
+	// NickReclaim is how PIRCAN takes its nick back from another client
+	// (a NickServ command: ReclaimRecover, ReclaimRegain, ReclaimGhost; or
+	// ReclaimNone; "" is recover).
+	NickReclaim string
+	// Bounds (zero: the defaults in register.go): each registration stage
+	// (dial+TLS, CAP LS, CAP REQ, SASL, welcome, MOTD); the whole
+	// registration; reclaiming the nick; silence before PIRCAN's own PING;
+	// the wait for an answer to it.
+	StageTimeout, RegisterTimeout, ReclaimTimeout, PingIdle, PingTimeout time.Duration
 	// QueueSize bounds events waiting for the bot (per lane; see Lane).
 	QueueSize int
 }
@@ -93,13 +101,15 @@ type Conn struct {
 	events *lanes
 	pacer  *Pacer
 
+	output *outputPolicy
+
 	mu          sync.Mutex
 	irc         *ircevent.Connection // nil while disconnected
-	registered  bool
+	registered  bool                 // serving: own nick, own account, account-tag
 	reconnects  int
 	lastFailure string
 	channels    map[string]bool // folded names of channels the bot is in
-	quitting    atomic.Bool     // we sent QUIT: the server's ERROR is expected
+	joinSent    map[string]bool // folded channels JOINed on this connection
 
 	whoMu    sync.Mutex
 	whoSeq   int
@@ -120,9 +130,23 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 	if cfg.Pacing.Burst == 0 {
 		cfg.Pacing = DefaultPacing
 	}
+	cfg.Pacing = cfg.Pacing.withDefaults()
+	if cfg.NickReclaim == "" {
+		cfg.NickReclaim = ReclaimRecover
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.StageTimeout, defaultStageTimeout}, {&cfg.RegisterTimeout, defaultRegisterTimeout},
+		{&cfg.ReclaimTimeout, defaultReclaimTimeout}, {&cfg.PingIdle, defaultPingIdle}, {&cfg.PingTimeout, defaultPingTimeout}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
 	c := &Conn{cfg: cfg, log: logger, events: newLanes(cfg.QueueSize), channels: map[string]bool{},
-		whoWaits: map[string]*whoWait{}}
+		joinSent: map[string]bool{}, whoWaits: map[string]*whoWait{}, output: newOutputPolicy(cfg.Pacing)}
 	c.pacer = NewPacer(cfg.Pacing, nil, func(target, line string) error { return c.sendNotices(target, []string{line}) })
+	c.applyOutput(c.output.set(false))
 	c.pacer.SendBatches(c.sendNotices)
 	return c
 }
@@ -141,15 +165,32 @@ func (c *Conn) Pacer() *Pacer { return c.pacer }
 // Invite sends an IRC INVITE now (it is not a reply, so it is not paced).
 func (c *Conn) Invite(nick, channel string) { c.sendRaw("INVITE", nick, channel) }
 
-// Join joins channels.
+// Join joins channels, each once per connection (until it is left).
 func (c *Conn) Join(channels ...string) {
 	for _, ch := range channels {
-		c.sendRaw("JOIN", ch)
+		c.mu.Lock()
+		again := c.joinSent[pircan.FoldNick(ch)]
+		if c.registered {
+			c.joinSent[pircan.FoldNick(ch)] = true
+		}
+		c.mu.Unlock()
+		if !again {
+			c.sendRaw("JOIN", ch)
+		}
 	}
 }
 
 // Part leaves a channel.
-func (c *Conn) Part(channel string) { c.sendRaw("PART", channel) }
+func (c *Conn) Part(channel string) {
+	c.forgetJoin(channel)
+	c.sendRaw("PART", channel)
+}
+
+func (c *Conn) forgetJoin(channel string) {
+	c.mu.Lock()
+	delete(c.joinSent, pircan.FoldNick(channel))
+	c.mu.Unlock()
+}
 
 // SetModes sets channel modes (the bot has op in channels it created).
 func (c *Conn) SetModes(channel, modes string) { c.sendRaw("MODE", channel, modes) }
@@ -182,12 +223,34 @@ func (c *Conn) setInChannel(channel string, in bool) {
 	}
 }
 
-// Registered reports whether the bot is on the network and serving.
+// Registered reports whether the bot is on the network and serving: under
+// its own nick, logged in to its own account, with account-tag.
 func (c *Conn) Registered() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.registered
 }
+
+// NotServing says why the bot is not serving ("" while it serves).
+func (c *Conn) NotServing() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.registered:
+		return ""
+	case c.lastFailure != "":
+		return c.lastFailure
+	}
+	return "connecting"
+}
+
+// OutputCap is the global output cap in force.
+func (c *Conn) OutputCap() OutputCap {
+	r, b := c.pacer.GlobalRate()
+	return OutputCap{Burst: b, PerSecond: r}
+}
+
+func (c *Conn) applyOutput(o OutputCap) { c.pacer.SetGlobalRate(o.PerSecond, o.Burst) }
 
 // Reconnects counts connections after the first.
 func (c *Conn) Reconnects() int {
@@ -238,8 +301,18 @@ func (c *Conn) sendNotices(target string, lines []string) error {
 	return irc.SendRaw(string(bytes.TrimSuffix(buf, []byte("\r\n"))))
 }
 
-// Run keeps the bot connected until ctx ends, then quits with message.
+// QuitMessage, as the cause of the context given to Run, is the QUIT
+// message PIRCAN leaves with instead of Run's default.
+type QuitMessage string
+
+func (q QuitMessage) Error() string { return string(q) }
+
+// Run keeps the bot connected until ctx ends, then quits with quitMessage
+// (or the QuitMessage that is ctx's cause).
 func (c *Conn) Run(ctx context.Context, quitMessage string) error {
+	if err := c.cfg.Check(); err != nil {
+		return err // not a reason to retry: nothing is sent to the server
+	}
 	go c.pacer.Run(ctx)
 	backoff := Backoff{Min: c.cfg.BackoffMin, Max: c.cfg.BackoffMax}
 	for first := true; ; first = false {
@@ -249,18 +322,23 @@ func (c *Conn) Run(ctx context.Context, quitMessage string) error {
 			c.mu.Unlock()
 		}
 		started := time.Now()
-		err := c.session(ctx, quitMessage)
+		served, err := c.session(ctx, quitMessage)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if time.Since(started) > time.Minute {
+		if served && time.Since(started) > time.Minute {
 			backoff.Reset() // it worked for a while: start over
 		}
 		delay := backoff.Next()
 		c.mu.Lock()
 		c.lastFailure = fmt.Sprint(err)
 		c.mu.Unlock()
-		c.log.Warn().Err(err).Dur("retry_in", delay).Msg("IRC connection lost")
+		var r *refusal
+		if errors.As(err, &r) {
+			c.log.Error().Str("reason", r.msg).Dur("retry_in", delay).Msg("PIRCAN does not serve on this connection")
+		} else {
+			c.log.Warn().Err(err).Dur("retry_in", delay).Msg("IRC connection lost")
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -269,95 +347,133 @@ func (c *Conn) Run(ctx context.Context, quitMessage string) error {
 	}
 }
 
-// session runs one connection from dial to loss.
-func (c *Conn) session(ctx context.Context, quitMessage string) error {
-	tlsConfig, err := c.tlsConfig()
-	if err != nil {
-		return err
+func quitText(ctx context.Context, def string) string {
+	var q QuitMessage
+	if errors.As(context.Cause(ctx), &q) {
+		return string(q)
 	}
-	var mu sync.Mutex
-	var socket net.Conn
-	dialer := &net.Dialer{Timeout: 15 * time.Second}
+	return def
+}
+
+// session runs one connection from dial to loss; served says whether it
+// got as far as serving.
+func (c *Conn) session(ctx context.Context, quitMessage string) (served bool, err error) {
+	if _, err := c.tlsConfig(); err != nil {
+		return false, err
+	}
+	l := newLink(c)
+	lctx, endLink := context.WithCancel(context.WithoutCancel(ctx))
+	l.ctx = lctx
 	irc := &ircevent.Connection{
 		Server: c.cfg.Server, Nick: c.cfg.Nick, User: "pircan", RealName: "PIRCAN agent directory",
-		UseTLS: c.cfg.TLS, TLSConfig: tlsConfig, RequestCaps: wantedCaps,
-		SASLLogin: c.cfg.SASLAccount, SASLPassword: c.cfg.SASLPassword,
-		QuitMessage: quitMessage, Timeout: 30 * time.Second, KeepAlive: 90 * time.Second,
+		// TLS, CAP and SASL are PIRCAN's (register.go); irc-go's timers
+		// bound only what PIRCAN's own do not reach.
+		DialContext: l.dial, Timeout: c.cfg.RegisterTimeout, KeepAlive: time.Hour,
+		QuitMessage: quitMessage,
 		// never Debug: it would log the SASL password
-		Log: log.New(logWriter{c.log}, "", 0),
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			s, err := dialer.DialContext(ctx, network, addr)
-			mu.Lock()
-			socket = s
-			mu.Unlock()
-			return s, err
-		},
+		Log: log.New(logWriter{c.log, l}, "", 0),
 	}
-	lost := make(chan struct{})
-	var lostOnce sync.Once
-	markLost := func() { lostOnce.Do(func() { close(lost) }) }
-	c.addCallbacks(irc)
-	irc.AddDisconnectCallback(func(ircmsg.Message) { markLost() })
-	ready := make(chan error, 1)
-	irc.AddConnectCallback(func(ircmsg.Message) { ready <- c.onRegistered(irc) })
+	l.irc = irc
+	c.addCallbacks(guardedIRC{irc, l}, l)
+	l.addRegistration(guardedIRC{irc, l})
+	defer func() {
+		c.setOnline(nil)
+		l.closeSocket()
+		l.end()   // no callback of this connection runs after the session
+		endLink() // a dial still under way is abandoned
+	}()
+	c.applyOutput(c.output.set(false))
 
 	if c.cfg.Insecure && c.cfg.TLS {
 		c.log.Warn().Msg("TLS certificate verification is OFF (PIRCAN_IRC_INSECURE): anyone on the path can impersonate the IRC server")
 	}
-	if err := irc.Connect(); err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer func() {
-		c.setOnline(nil)
-		mu.Lock()
-		if socket != nil {
-			socket.Close()
+	started := time.Now()
+	l.enter("connect")
+	connectErr := make(chan error, 1)
+	go func() { connectErr <- irc.Connect() }()
+	// leave QUITs and waits (bounded) for the server to close the link; a
+	// stalled socket cannot hold it up.
+	leave := func(reason string) {
+		l.quitting.Store(true)
+		sent := make(chan error, 1)
+		go func() { sent <- irc.SendRaw("QUIT :" + quitLine(reason)) }()
+		bound := time.NewTimer(QuitWait)
+		defer bound.Stop()
+		select {
+		case err := <-sent:
+			if err != nil {
+				return // not connected yet
+			}
+		case <-bound.C:
+			return
 		}
-		mu.Unlock()
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			irc.Quit()
-			return err
+		select {
+		case <-l.lost:
+		case <-bound.C:
 		}
-	case <-time.After(60 * time.Second):
-		irc.Quit()
-		return errors.New("no end of MOTD within 60 s")
-	case <-ctx.Done():
-		irc.Quit()
-		return nil
 	}
+	ended := func(err error) (bool, error) {
+		if ctx.Err() != nil {
+			leave(quitText(ctx, quitMessage))
+			return false, nil
+		}
+		var r *refusal
+		if errors.As(err, &r) {
+			leave("PIRCAN cannot serve: " + r.msg)
+		}
+		return false, err
+	}
+	if err := l.awaitRegistration(ctx, connectErr, started); err != nil {
+		return ended(err)
+	}
+	if err := l.checkNick(ctx); err != nil {
+		return ended(err)
+	}
+	c.prepare(irc)
+	l.enter("serving")
 	c.setOnline(irc)
-	c.log.Info().Str("server", c.cfg.Server).Str("nick", irc.CurrentNick()).Msg("connected to IRC")
+	c.log.Info().Str("server", c.cfg.Server).Str("nick", irc.CurrentNick()).Str("account", c.cfg.SASLAccount).
+		Msg("connected to IRC: serving")
 	c.emit(Event{Kind: Connected})
-	// Wait for loss; poll too, since irc-go reports loss by callback only
-	// for a connection it considers registered.
+	go l.watchLiveness(ctx)
+	// Wait for loss; poll too, since irc-go reports a write failure only
+	// by stopping.
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		select {
-		case <-lost:
-			return errors.New("disconnected")
+		case <-l.failed:
+			_, err := ended(l.failure)
+			return true, err
+		case <-l.lost:
+			if err := l.drained(); err != nil {
+				return true, err // the server said why (ERROR)
+			}
+			return true, errors.New("disconnected")
 		case <-tick.C:
 			if !irc.Connected() {
-				return errors.New("disconnected")
+				return true, errors.New("disconnected")
 			}
 		case <-ctx.Done():
-			c.quit(irc)
-			return nil
+			c.stopServing(irc)
+			leave(quitText(ctx, quitMessage))
+			return true, nil
 		}
 	}
 }
 
-// quit sends QUIT and waits briefly for the server to close the link.
-func (c *Conn) quit(irc *ircevent.Connection) {
-	c.quitting.Store(true)
-	irc.Quit()
-	deadline := time.Now().Add(3 * time.Second)
-	for irc.Connected() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+// quitLine keeps a QUIT reason to one short line.
+func quitLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > 300 {
+		s = s[:300]
 	}
+	return s
 }
 
 // Flush waits until the output queue is empty or d has passed.
@@ -375,35 +491,44 @@ func (c *Conn) setOnline(irc *ircevent.Connection) {
 	c.mu.Lock()
 	c.irc = irc
 	c.registered = irc != nil
-	if irc == nil {
+	if irc != nil {
+		c.lastFailure = ""
+	} else {
 		c.channels = map[string]bool{}
 	}
+	c.joinSent = map[string]bool{}
 	c.mu.Unlock()
 	c.pacer.SetOnline(irc != nil)
 }
 
-// onRegistered runs on irc-go's read goroutine at the end of MOTD: check the
-// grants, then bot mode, oper and the lobby. It only sends.
-func (c *Conn) onRegistered(irc *ircevent.Connection) error {
-	if pircan.FoldNick(irc.CurrentNick()) != pircan.FoldNick(c.cfg.Nick) {
-		// irc-go took an alternative nick: another PIRCAN (a leader that
-		// has not quit yet) holds ours. Agents talk to the nick, so wait.
-		c.log.Warn().Str("nick", c.cfg.Nick).Msg("nick in use; retrying")
-		return errors.New("nick " + c.cfg.Nick + " in use")
+// stopServing ends serving on irc's connection at once (the link stays up
+// until the session quits it).
+func (c *Conn) stopServing(irc *ircevent.Connection) {
+	c.mu.Lock()
+	mine := c.irc == irc && c.registered
+	if mine {
+		c.registered = false
 	}
-	caps := irc.AcknowledgedCaps()
-	if _, ok := caps["account-tag"]; !ok {
-		c.log.Error().Msg("the IRC server did not grant the account-tag capability: PIRCAN cannot tell who is speaking and refuses to serve; enable account-tag (IRCv3) on the server")
-		return errors.New("account-tag not granted")
+	c.mu.Unlock()
+	if mine {
+		c.pacer.SetOnline(false)
 	}
+}
+
+// prepare runs once PIRCAN holds its nick, account and account-tag: bot
+// mode, and OPER for a fake-lag exemption. Channels (the lobby too) are
+// joined by the bot on the Connected event.
+func (c *Conn) prepare(irc *ircevent.Connection) {
 	irc.Send("MODE", irc.CurrentNick(), "+B")
+	o := c.OutputCap()
 	if c.cfg.OperName != "" {
 		irc.Send("OPER", c.cfg.OperName, c.cfg.OperPassword)
+		c.log.Info().Int("burst", o.Burst).Float64("per_second", o.PerSecond).
+			Msg("OPER sent: ordinary-client output cap until the server grants it (381)")
+	} else {
+		c.log.Info().Int("burst", o.Burst).Float64("per_second", o.PerSecond).
+			Msg("no PIRCAN_OPER_NAME: no fake-lag exemption, ordinary-client output cap in force")
 	}
-	if c.cfg.Lobby != "" {
-		irc.Send("JOIN", c.cfg.Lobby)
-	}
-	return nil
 }
 
 func (c *Conn) emit(e Event) {
@@ -416,7 +541,7 @@ func (c *Conn) emit(e Event) {
 
 // addCallbacks turns server lines into Events. They run on irc-go's read
 // goroutine, so they only parse and enqueue.
-func (c *Conn) addCallbacks(irc *ircevent.Connection) {
+func (c *Conn) addCallbacks(irc guardedIRC, l *link) {
 	self := func(nick string) bool { return pircan.FoldNick(nick) == pircan.FoldNick(irc.CurrentNick()) }
 	irc.AddCallback("PRIVMSG", func(m ircmsg.Message) {
 		if len(m.Params) < 2 || self(m.Nick()) {
@@ -453,7 +578,11 @@ func (c *Conn) addCallbacks(irc *ircevent.Connection) {
 			Origin: origin(m.Source)})
 	})
 	irc.AddCallback("NICK", func(m ircmsg.Message) {
-		if len(m.Params) < 1 || self(m.Params[0]) {
+		if len(m.Params) < 1 {
+			return
+		}
+		if self(m.Params[0]) { // irc-go has already moved CurrentNick
+			l.ownNick(m.Params[0])
 			return
 		}
 		c.emit(Event{Kind: NickChanged, Sender: pircan.Sender{Account: accountTag(m), Nick: m.Nick()}, Text: m.Params[0]})
@@ -461,11 +590,13 @@ func (c *Conn) addCallbacks(irc *ircevent.Connection) {
 	irc.AddCallback("PART", func(m ircmsg.Message) {
 		if len(m.Params) >= 1 && self(m.Nick()) {
 			c.setInChannel(m.Params[0], false)
+			c.forgetJoin(m.Params[0])
 		}
 	})
 	irc.AddCallback("KICK", func(m ircmsg.Message) {
 		if len(m.Params) >= 2 && self(m.Params[1]) {
 			c.setInChannel(m.Params[0], false)
+			c.forgetJoin(m.Params[0])
 			c.log.Warn().Str("channel", m.Params[0]).Str("by", m.Nick()).Msg("kicked")
 		}
 	})
@@ -477,22 +608,54 @@ func (c *Conn) addCallbacks(irc *ircevent.Connection) {
 			return
 		}
 		account := m.Params[0]
+		if self(m.Nick()) {
+			l.ownAccountChanged(account)
+			return
+		}
 		if account == "*" {
 			account = ""
 		}
 		c.emit(Event{Kind: AccountChanged, Sender: pircan.Sender{Account: account, Nick: m.Nick()}})
 	})
 	irc.AddCallback("ERROR", func(m ircmsg.Message) {
-		if c.quitting.Load() {
+		if l.quitting.Load() {
 			c.log.Info().Strs("params", m.Params).Msg("left IRC")
+			return
+		}
+		text := strings.Join(m.Params, " ")
+		l.fail(fmt.Errorf("the server closed the link: %s", text))
+		if floodKill(text) {
+			o := c.output.flooded()
+			c.applyOutput(o)
+			c.log.Error().Str("error", text).Int("burst", o.Burst).Float64("per_second", o.PerSecond).
+				Msg("the server disconnected PIRCAN for sending too much: global output cap lowered (give PIRCAN a fake-lag exemption, see README)")
 			return
 		}
 		c.log.Warn().Strs("params", m.Params).Msg("server ERROR")
 	})
 	irc.AddCallback("354", c.whoReply)
 	irc.AddCallback("315", c.whoEnd)
-	irc.AddCallback("491", func(m ircmsg.Message) { c.log.Warn().Msg("OPER refused: no fake-lag exemption for the bot") })
-	irc.AddCallback("381", func(m ircmsg.Message) { c.log.Info().Msg("OPER granted") })
+	operRefused := func(m ircmsg.Message) {
+		o := c.OutputCap()
+		c.log.Warn().Str("reply", m.Command+" "+lastParam(m)).Int("burst", o.Burst).Float64("per_second", o.PerSecond).
+			Msg("OPER refused: no fake-lag exemption, ordinary-client output cap stays in force")
+	}
+	irc.AddCallback("491", operRefused) // ERR_NOOPERHOST
+	irc.AddCallback("464", operRefused) // ERR_PASSWDMISMATCH
+	irc.AddCallback("381", func(m ircmsg.Message) {
+		o := c.output.set(true)
+		c.applyOutput(o)
+		c.log.Info().Int("burst", o.Burst).Float64("per_second", o.PerSecond).
+			Msg("OPER granted (fake-lag exemption): configured output cap in force")
+	})
+	// A JOIN the server refused may be tried again later.
+	for _, code := range []string{"403", "405", "471", "473", "474", "475", "477"} {
+		irc.AddCallback(code, func(m ircmsg.Message) {
+			if len(m.Params) >= 2 {
+				c.forgetJoin(m.Params[1])
+			}
+		})
+	}
 }
 
 // accountTag reads the server-attested account ("" when absent or "*").
@@ -545,11 +708,17 @@ func TLSConfig(server, caFile string, insecure bool) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// logWriter routes irc-go's own log lines into zerolog.
-type logWriter struct{ l zerolog.Logger }
+// logWriter routes irc-go's own log lines into zerolog, while the
+// connection's session lasts.
+type logWriter struct {
+	l    zerolog.Logger
+	link *link
+}
 
 func (w logWriter) Write(p []byte) (int, error) {
-	w.l.Debug().Str("component", "irc-go").Msg(strings.TrimSpace(string(p)))
+	w.link.guard(func(ircmsg.Message) {
+		w.l.Debug().Str("component", "irc-go").Msg(strings.TrimSpace(string(p)))
+	})(ircmsg.Message{})
 	return len(p), nil
 }
 

@@ -1,0 +1,229 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ergochat/irc-go/ircmsg"
+	"github.com/rs/zerolog"
+
+	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
+	"github.com/creatimus/pircan/internal/ircscript"
+	"github.com/creatimus/pircan/internal/pgtest"
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/ircconn"
+	"github.com/creatimus/pircan/server"
+)
+
+// Another client holds PIRCAN's nick when it comes up (as after a crash):
+// PIRCAN reclaims it through NickServ (Anope RECOVER) and serves under it.
+func TestReclaimsItsNick(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var squatter *ircnet.Client
+	bot := bottest.Start(t, bottest.Options{BeforeStart: func(nick string) {
+		c, err := bottest.Network(t).Dial(ctx, nick)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		squatter = c
+	}})
+	// Serving means under its own nick (the transport refuses any other).
+	a := bot.Agents(t, "reclaim", 1)[0]
+	if r := a.Ask(`PIRCAN/1 ECHO {"id":"x"}`); r.Str("re") != "x" {
+		t.Fatalf("ECHO: %s", r.Raw)
+	}
+	// Services moved the other client off the nick.
+	if _, err := squatter.Expect(ctx, func(m ircmsg.Message) bool {
+		return m.Command == "NICK" && len(m.Params) > 0 && pircan.FoldNick(m.Params[0]) != pircan.FoldNick(bot.Nick)
+	}); err != nil {
+		t.Fatalf("the other client kept the nick: %v", err)
+	}
+	if strings.EqualFold(squatter.Nick(), bot.Nick) {
+		t.Fatalf("the other client is still %s", squatter.Nick())
+	}
+}
+
+// A frozen IRC server (SIGSTOP): PIRCAN's own PING goes unanswered, /readyz
+// turns not ready and says why; once the server runs again PIRCAN is back.
+func TestFrozenIRCServerIsNotReady(t *testing.T) {
+	t.Parallel()
+	n := bottest.PrivateNetwork(t)
+	bot := bottest.Start(t, bottest.Options{Net: n, HTTPAddr: "127.0.0.1:0", Transport: func(c *ircconn.Config) {
+		c.PingIdle, c.PingTimeout = time.Second, 2*time.Second
+	}})
+	waitReady(t, bot, 200)
+	if err := syscall.Kill(n.InspircdPID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = syscall.Kill(n.InspircdPID, syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(resume)
+	r := waitReady(t, bot, http.StatusServiceUnavailable)
+	if r.IRC || !strings.Contains(r.IRCReason, "PING") {
+		t.Fatalf("readyz while the server is frozen: %+v", r)
+	}
+	resume()
+	if r := waitReady(t, bot, 200); !r.IRC {
+		t.Fatalf("readyz after the server resumed: %+v", r)
+	}
+}
+
+// OPER refused: no fake-lag exemption, so the ordinary-client output cap
+// stays in force (and the metrics say so).
+func TestOperRefusedKeepsOrdinaryCap(t *testing.T) {
+	t.Parallel()
+	logs := ircscript.NewLogs()
+	bot := bottest.Start(t, bottest.Options{HTTPAddr: "127.0.0.1:0", Log: logs, Transport: func(c *ircconn.Config) {
+		c.OperPassword = "not-the-password"
+	}})
+	logs.Wait(t, "OPER refused")
+	families := scrape(t, bot)
+	if v := gaugeValue(t, families, "pircan_output_cap_lines_per_second"); v != ircconn.OrdinaryOutput.PerSecond {
+		t.Fatalf("pircan_output_cap_lines_per_second = %v, want %v", v, ircconn.OrdinaryOutput.PerSecond)
+	}
+	if v := gaugeValue(t, families, "pircan_output_cap_burst"); v != float64(ircconn.OrdinaryOutput.Burst) {
+		t.Fatalf("pircan_output_cap_burst = %v, want %v", v, ircconn.OrdinaryOutput.Burst)
+	}
+	// Still serving, within the cap.
+	a := bot.Agents(t, "nooper", 1)[0]
+	if r := a.Ask(`PIRCAN/1 ECHO {"id":"y"}`); r.Str("re") != "y" {
+		t.Fatalf("ECHO: %s", r.Raw)
+	}
+}
+
+// scriptedBot runs a bot against a scripted IRC server, with its HTTP face.
+func scriptedBot(t *testing.T, sc ircscript.Script) (*server.Bot, *ircscript.Server, string) {
+	t.Helper()
+	f := ircscript.Start(t, sc)
+	cfg := server.Config{DatabaseURL: pgtest.Database(t), IRC: ircconn.Config{
+		Server: f.Addr, Nick: ircscript.Nick, SASLAccount: ircscript.Account, SASLPassword: ircscript.Password,
+		Lobby: bottest.Unique("#lobby"), BackoffMin: 20 * time.Millisecond, BackoffMax: 50 * time.Millisecond,
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	bot, err := server.New(ctx, cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() { done <- bot.Run(ctx) }()
+	go func() { done <- bot.ServeHTTP(ctx, "127.0.0.1:0") }()
+	t.Cleanup(func() {
+		cancel()
+		for range 2 {
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				t.Error("the bot did not stop")
+			}
+		}
+	})
+	for bot.HTTPAddr() == "" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return bot, f, cfg.IRC.Lobby
+}
+
+func scriptedReady(t *testing.T, bot *server.Bot, want int) server.Readiness {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := get(t, "http://"+bot.HTTPAddr()+"/readyz")
+		var r server.Readiness
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			t.Fatalf("readyz body %q: %v", body, err)
+		}
+		if code == want {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz: %d %+v, want %d", code, r, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// CAP DEL account-tag or a logout while serving: /readyz is not ready at
+// once (the QUIT follows it) and says why; the lobby is joined once per
+// connection.
+func TestIdentityLossTurnsNotReady(t *testing.T) {
+	t.Parallel()
+	for name, line := range map[string]string{
+		"CAP DEL account-tag": ":srv CAP " + ircscript.Nick + " DEL :account-tag",
+		"logged out":          ":" + ircscript.Nick + "!pircan@127.0.0.1 ACCOUNT *",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bot, f, lobby := scriptedBot(t, ircscript.Script{})
+			p := f.Next(t)
+			p.Expect(t, "CAP END")
+			if got := p.Expect(t, "JOIN"); got != "JOIN "+lobby {
+				t.Fatalf("first JOIN %q", got)
+			}
+			// The bot asks who is there after its JOINs: no second JOIN before.
+			for l := p.Expect(t, ""); !strings.HasPrefix(l, "WHO "+lobby); l = p.Expect(t, "") {
+				if strings.HasPrefix(l, "JOIN") {
+					t.Fatalf("joined again: %q", l)
+				}
+			}
+			scriptedReady(t, bot, 200)
+			p.Send(line)
+			quit := p.Expect(t, "QUIT")
+			code, body := get(t, "http://"+bot.HTTPAddr()+"/readyz")
+			if code != http.StatusServiceUnavailable || !strings.Contains(body, `"irc":false`) || !strings.Contains(body, "irc_reason") {
+				t.Fatalf("readyz after %s (QUIT %q): %d %s", name, quit, code, body)
+			}
+			f.Next(t) // and it connects again
+		})
+	}
+}
+
+// A wrong SASL password on the real network: Anope refuses (904), PIRCAN
+// never registers, says why, and tries again.
+func TestWrongSASLPasswordNeverServes(t *testing.T) {
+	t.Parallel()
+	n := bottest.Network(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nick := bottest.Unique("PIRCANW")
+	if err := ircnet.RegisterAccount(ctx, n, nick, "right-password"); err != nil {
+		t.Fatal(err)
+	}
+	logs := ircscript.NewLogs()
+	cfg := server.Config{DatabaseURL: pgtest.Database(t), IRC: ircconn.Config{
+		Server: n.TLSAddr(), TLS: true, CAFile: n.CertFile, Nick: nick, SASLAccount: nick, SASLPassword: "wrong-password",
+		Lobby: bottest.Unique("#lobbyw"), BackoffMin: 100 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+	}}
+	runCtx, stop := context.WithCancel(context.Background())
+	bot, err := server.New(runCtx, cfg, zerolog.New(zerolog.MultiLevelWriter(logs, zerolog.NewTestWriter(t))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	first := logs.Wait(t, "does not serve", "904")
+	if strings.Contains(first, "wrong-password") {
+		t.Fatalf("the password is in the log: %s", first)
+	}
+	logs.Wait(t, "does not serve", "904") // again, after the backoff
+	if bot.Conn().Registered() {
+		t.Fatal("serving without a login")
+	}
+}
