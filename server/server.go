@@ -31,7 +31,13 @@ type Config struct {
 	Timeout     time.Duration // per request
 	// Drain bounds the wait for requests in flight and queued output at shutdown.
 	Drain time.Duration
+	// QuitMessage is the QUIT text of a plain stop ("" : DefaultQuitMessage).
+	QuitMessage string
 }
+
+// DefaultQuitMessage is the QUIT text of a plain stop: neutral, since a
+// stop need not be a restart.
+const DefaultQuitMessage = "PIRCAN stopping"
 
 // Bot is a running PIRCAN.
 type Bot struct {
@@ -181,7 +187,11 @@ func (b *Bot) lead(ctx context.Context, lead *store.Leadership) error {
 	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConn()
 	connDone := make(chan error, 1)
-	go func() { connDone <- b.conn.Run(connCtx, "PIRCAN is restarting; back soon") }()
+	quit := b.cfg.QuitMessage
+	if quit == "" {
+		quit = DefaultQuitMessage
+	}
+	go func() { connDone <- b.conn.Run(connCtx, quit) }()
 	events := b.conn.Events()
 	lost := lead.Lost()
 	retry := time.NewTicker(500 * time.Millisecond)

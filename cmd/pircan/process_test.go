@@ -186,7 +186,7 @@ func TestSIGTERMFinishesAndQuits(t *testing.T) {
 	qctx, qcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer qcancel()
 	if _, err := a.Expect(qctx, func(m ircmsg.Message) bool {
-		return m.Command == "QUIT" && strings.EqualFold(m.Nick(), e.nick) && len(m.Params) > 0 && strings.Contains(m.Params[0], "restarting")
+		return m.Command == "QUIT" && strings.EqualFold(m.Nick(), e.nick) && len(m.Params) > 0 && m.Params[0] == "Quit: PIRCAN stopping" || m.Params[0] == "PIRCAN stopping"
 	}); err != nil {
 		t.Fatalf("no QUIT with a message from the bot: %v", err)
 	}
