@@ -168,7 +168,7 @@ func login(ctx context.Context, c *call) ([]Reply, error) {
 	case errors.Is(err, ErrRateLimited):
 		return nil, Errorf(CodeRateLimited, "At most %d LOGIN attempts per hour.", c.svc.cfg.Limits.LoginsHour)
 	case errors.Is(err, ErrNotFound):
-		return nil, FieldError(CodeNotFound, "code", "No browser is waiting with that code: it is wrong, older than 10 minutes, or already used. Reload the portal for a new one.")
+		return nil, FieldError(CodeNotFound, "code", "No browser is waiting with that code: it is wrong, older than 10 minutes, or already used. Get a new code in the portal.")
 	case err != nil:
 		return nil, err
 	}
