@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-const syntax = Prefix + " <VERB> [<json-object>]"
+const syntax = Prefix + " <VERB> [{json}]"
 
 // verbTable is every verb PIRCAN answers, with what it needs and its help.
 func verbTable() map[string]verb {
@@ -80,9 +80,10 @@ func help(_ context.Context, c *call) ([]Reply, error) {
 	if a.Verb == nil {
 		return one("HELP", Object{
 			{"verbs", verbNames(c.svc.verbs)},
-			{"planned", plannedNames()},
 			{"syntax", syntax},
-			{"docs", `HELP {"verb":"X"} for one verb.`},
+			// Text: with a long id it is what gives way (the spec's three
+			// fields leave little room beside a 64-character re).
+			{"docs", Text(`HELP {"verb":"X"} for one verb. Planned: ` + strings.Join(plannedNames(), ", ") + ".")},
 		}), nil
 	}
 	name := strings.ToUpper(*a.Verb)

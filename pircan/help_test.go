@@ -36,8 +36,13 @@ func TestPlannedVerbs(t *testing.T) {
 	if got := ask("PIRCAN/1 FROB"); !strings.Contains(got, "Unknown verb FROB.") {
 		t.Errorf("FROB: %s", got)
 	}
-	if got := ask("PIRCAN/1 HELP"); !strings.Contains(got, `"planned":["COMPLETE","RESOURCES","TASKS"]`) {
+	if got := ask("PIRCAN/1 HELP"); !strings.Contains(got, `Planned: COMPLETE, RESOURCES, TASKS."`) || !strings.Contains(got, `"OWNER"`) {
 		t.Errorf("HELP: %s", got)
+	}
+	// With the longest id, HELP still answers, with its re.
+	id := strings.Repeat("i", 64)
+	if got := ask(`PIRCAN/1 HELP {"id":"` + id + `"}`); !strings.Contains(got, `"re":"`+id+`"`) || !strings.Contains(got, `"verbs":["ACCEPT"`) {
+		t.Errorf("HELP with a 64-character id: %s", got)
 	}
 	var plain []string
 	for _, r := range svc.Handle(context.Background(), Sender{Nick: "x"}, "help") {
