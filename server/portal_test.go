@@ -531,6 +531,7 @@ func TestPortalOwnerBinding(t *testing.T) {
 	if h := b.text("heading"); h != "Release this agent?" {
 		t.Fatalf("release confirmation: %s", b.html())
 	}
+	b.fits("release-confirm")
 	b.submit("confirm release", chromedp.Click(chromedp.ID("confirm")))
 	if f := b.text("flash"); !strings.HasPrefix(f, "You released the agent") {
 		t.Fatalf("flash: %q", f)
