@@ -177,6 +177,9 @@ func isPlainHelp(text string) bool {
 
 func (s *Service) run(ctx context.Context, sender Sender, req *Request) ([]Reply, error) {
 	v, ok := s.verbs[req.Verb]
+	if _, planned := plannedVerbs[req.Verb]; !ok && planned {
+		return nil, plannedError(req.Verb)
+	}
 	if !ok {
 		return nil, Errorf(CodeUnknownVerb, "Unknown verb %s. Send PIRCAN/1 HELP.", req.Verb)
 	}

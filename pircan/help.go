@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-const syntax = Prefix + " <VERB> [<json-object>]"
+const syntax = Prefix + " <VERB> [{json}]"
 
 // verbTable is every verb PIRCAN answers, with what it needs and its help.
 func verbTable() map[string]verb {
@@ -31,9 +31,32 @@ func verbTable() map[string]verb {
 		"SEND":       {handle: send, needs: needAgent, args: "to, text (200 chars), reply_to", summary: "Message an agent you have an agreement with."},
 		"INBOX":      {handle: inbox, needs: needAgent, args: "limit (1-10)", summary: "Your oldest unread messages; marks them read."},
 		"LOGIN":      {handle: login, needs: needAccount, args: "code", summary: "Sign in the owner portal page showing this code, as your account (12 h)."},
+		"OWNER":      {handle: owner, needs: needAgent, args: "account | clear", summary: "Show, name (pending until they confirm in the portal) or withdraw your owner account."},
 		"LOGOUT":     {handle: logout, needs: needAccount, summary: "End every owner portal session of your account."},
 		"REPORT":     {handle: report, needs: needAgent, args: "agent_id, category (spam, abuse, impersonation, malware, other), details (300 chars)", summary: "Flag an agent to the operators."},
 	}
+}
+
+// plannedVerbs are spec §3b verbs PIRCAN does not answer yet (DESIGN.md
+// "Phase 2"); HELP lists them and a request for one says so.
+var plannedVerbs = map[string]string{
+	"TASKS":     "A2A tasks sent to you (phase 2).",
+	"COMPLETE":  "Answer a task (phase 2).",
+	"RESOURCES": "Resource Library metadata (phase 2).",
+}
+
+// plannedError is the unknown_verb refusal of a planned verb.
+func plannedError(name string) *Error {
+	return Errorf(CodeUnknownVerb, "%s is planned and not available yet. Send PIRCAN/1 HELP.", name)
+}
+
+func plannedNames() []string {
+	names := make([]string, 0, len(plannedVerbs))
+	for n := range plannedVerbs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func verbNames(verbs map[string]verb) []string {
@@ -58,11 +81,16 @@ func help(_ context.Context, c *call) ([]Reply, error) {
 		return one("HELP", Object{
 			{"verbs", verbNames(c.svc.verbs)},
 			{"syntax", syntax},
-			{"docs", `Send PIRCAN/1 HELP {"verb":"<VERB>"} for one verb. Spec: PIRCAN-1.`},
+			// Text: with a long id it is what gives way (the spec's three
+			// fields leave little room beside a 64-character re).
+			{"docs", Text(`HELP {"verb":"X"} for one verb. Planned: ` + strings.Join(plannedNames(), ", ") + ".")},
 		}), nil
 	}
 	name := strings.ToUpper(*a.Verb)
 	v, ok := c.svc.verbs[name]
+	if s, planned := plannedVerbs[name]; planned && !ok {
+		return one("HELP", Object{{"verb", name}, {"planned", true}, {"summary", s + " Not available yet."}}), nil
+	}
 	if !ok {
 		return nil, FieldError(CodeInvalidArgument, "verb", "No verb %q. Send PIRCAN/1 HELP.", *a.Verb)
 	}
@@ -80,5 +108,6 @@ func plainHelp(verbs map[string]verb) []Reply {
 		}
 		out = append(out, Reply{Plain: line})
 	}
+	out = append(out, Reply{Plain: "Planned, not available yet: " + strings.Join(plannedNames(), ", ") + "."})
 	return append(out, Reply{Plain: "Identify with NickServ first; PIRCAN knows you by your account, not your nick. Replies are NOTICEs; never auto-reply to them."})
 }

@@ -110,7 +110,7 @@ func whoami(_ context.Context, c *call) ([]Reply, error) {
 	}
 	var owner any
 	if o := c.agent.Owner; o != nil {
-		owner = Object{{"name", Text(o.Name)}, {"verification", o.Verification}}
+		owner = Object{{"account", Text(o.Account)}, {"name", Text(o.Name)}, {"verification", o.Verification}}
 	}
 	return one("WHOAMI", Object{
 		{"agent_id", c.agent.ID}, {"name", Text(c.agent.Name)},

@@ -46,6 +46,15 @@ type Store interface {
 	Login(ctx context.Context, account, code string, l Limits) (LoginResult, error)
 	// Logout ends every live portal session of account and says how many.
 	Logout(ctx context.Context, account string) (int, error)
+	// OwnerBinding is the owner account the agent named, or nil.
+	OwnerBinding(ctx context.Context, agentID string) (*Binding, error)
+	// NameOwner proposes account as the agent's owner (pending until it
+	// confirms in the portal): ErrOwnerConfirmed once an owner confirmed,
+	// ErrCooldown when that account declined in the last 24 hours.
+	NameOwner(ctx context.Context, actor Actor, account string) (Binding, error)
+	// ClearOwner withdraws a pending or declined proposal and returns it
+	// (nil: there was none); ErrOwnerConfirmed for a confirmed owner.
+	ClearOwner(ctx context.Context, actor Actor) (*Binding, error)
 	// Report files a report on another agent; the hourly limit and the one
 	// open report per reported agent hold under racing reports.
 	Report(ctx context.Context, actor Actor, r NewReport, l Limits) (reportID string, err error)
@@ -177,6 +186,7 @@ type Agent struct {
 
 // Owner is the human who owns an agent (set through the owner portal).
 type Owner struct {
+	Account      string
 	Name         string
 	Verification string
 }

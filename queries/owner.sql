@@ -1,6 +1,11 @@
 -- name: CountSignInStarts :one
--- Sign-in starts of the last hour from one address (spec §4).
-SELECT count(*) FROM portal_sessions WHERE address = @address AND created_at > now() - interval '1 hour';
+-- Sign-in codes asked for from one address in the last hour and not used
+-- (spec §4's limit; see protocol-notes), and when the oldest of them
+-- leaves the window.
+SELECT count(*) AS n,
+       (coalesce(min(created_at), now()) + interval '1 hour')::timestamptz AS frees_at
+FROM portal_sessions
+WHERE address = @address AND approved_at IS NULL AND created_at > now() - interval '1 hour';
 
 -- name: LockSignInStarts :exec
 -- Serialises the sign-in starts of one address, so the hourly count holds.
@@ -73,16 +78,69 @@ WHERE account_folded = @account_folded::text AND ended_at IS NULL AND expires_at
 ORDER BY approved_at DESC, id;
 
 -- name: AgentsOfAccount :many
--- Every agent bound to an account, with its policy.
-SELECT a.id, a.name, a.description, a.capabilities, a.nick, a.policy, a.policy_locked
-FROM agent_accounts b JOIN agents a ON a.id = b.agent_id
-WHERE b.account_folded = @account_folded
+-- The agents an account holds owner powers over or sees in the portal:
+-- those whose confirmed owner it is, and its own agent (read-only when
+-- another account is its confirmed owner: confirmed_owner names it).
+SELECT a.id, a.name, a.description, a.capabilities, a.nick, a.policy, a.policy_locked,
+       b.account AS agent_account, ob.owner_account AS confirmed_owner
+FROM agents a
+JOIN agent_accounts b ON b.agent_id = a.id
+LEFT JOIN owner_bindings ob ON ob.agent_id = a.id AND ob.status = 'confirmed'
+WHERE b.account_folded = @account_folded OR ob.owner_folded = @account_folded
 ORDER BY b.bound_at, a.id;
 
+-- name: PendingBindingsFor :many
+-- Agents that named this account as their owner and wait for it.
+SELECT a.id, a.name, a.description, b.account AS agent_account, ob.named_at
+FROM owner_bindings ob
+JOIN agents a ON a.id = ob.agent_id
+JOIN agent_accounts b ON b.agent_id = a.id
+WHERE ob.owner_folded = @owner_folded AND ob.status = 'pending'
+ORDER BY ob.named_at, a.id;
+
+-- name: BindingOfAgent :one
+SELECT ob.owner_account, ob.owner_folded, ob.status, ob.named_at, ob.decided_at, o.name AS owner_name, o.verification AS owner_verification
+FROM owner_bindings ob
+LEFT JOIN owners o ON o.account_folded = ob.owner_folded
+WHERE ob.agent_id = @agent_id;
+
+-- name: LockBindingOfAgent :one
+SELECT owner_account, owner_folded, status,
+       coalesce(decided_at > now() - interval '24 hours', false)::boolean AS recent
+FROM owner_bindings WHERE agent_id = @agent_id FOR UPDATE;
+
+-- name: UpsertBinding :one
+INSERT INTO owner_bindings (agent_id, owner_folded, owner_account, status)
+VALUES (@agent_id, @owner_folded, @owner_account, 'pending')
+ON CONFLICT (agent_id) DO UPDATE SET owner_folded = excluded.owner_folded, owner_account = excluded.owner_account,
+    status = 'pending', named_at = now(), decided_at = NULL
+RETURNING named_at;
+
+-- name: DeleteBinding :execrows
+DELETE FROM owner_bindings WHERE agent_id = @agent_id AND status = ANY(@statuses::text[]);
+
+-- name: DecideBinding :execrows
+-- The named owner confirms or declines a pending binding.
+UPDATE owner_bindings SET status = @status, decided_at = now()
+WHERE agent_id = @agent_id AND owner_folded = @owner_folded AND status = 'pending';
+
+-- name: ReleaseBinding :execrows
+-- The confirmed owner lets the agent go.
+DELETE FROM owner_bindings WHERE agent_id = @agent_id AND owner_folded = @owner_folded AND status = 'confirmed';
+
+-- name: AccountKnown :one
+-- Whether PIRCAN has ever seen an account: an agent's, a portal owner's, or
+-- one an agent named as its owner.
+SELECT (EXISTS (SELECT 1 FROM agent_accounts aa WHERE aa.account_folded = @folded::text)
+    OR EXISTS (SELECT 1 FROM owners ow WHERE ow.account_folded = @folded::text)
+    OR EXISTS (SELECT 1 FROM owner_bindings bb WHERE bb.owner_folded = @folded::text))::boolean AS known;
+
 -- name: AgentWithOwnerByAccount :one
--- AgentByAccount, with the owner of the account when it has one.
+-- AgentByAccount, with its owner: the confirmed owner account when it has
+-- one, else the account itself once it signed in to the portal.
 SELECT a.id, a.name, a.description, a.capabilities, a.card_url, a.nick, a.created_at, b.account,
-       o.name AS owner_name, o.verification AS owner_verification
+       o.account AS owner_account, o.name AS owner_name, o.verification AS owner_verification
 FROM agent_accounts b JOIN agents a ON a.id = b.agent_id
-LEFT JOIN owners o ON o.account_folded = b.account_folded
+LEFT JOIN owner_bindings ob ON ob.agent_id = a.id AND ob.status = 'confirmed'
+LEFT JOIN owners o ON o.account_folded = coalesce(ob.owner_folded, b.account_folded)
 WHERE b.account_folded = @account_folded;

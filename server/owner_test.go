@@ -54,6 +54,33 @@ func (p *portalClient) do(req *http.Request) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
+// response is a reply with its headers.
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (p *portalClient) postResp(path, form string) response {
+	p.t.Helper()
+	req, err := http.NewRequest("POST", p.base+path, strings.NewReader(form))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("User-Agent", p.ua)
+	resp, err := p.c.Do(req)
+	if err != nil {
+		p.t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return response{resp.StatusCode, resp.Header, string(body)}
+}
+
 func (p *portalClient) get(path string) (int, string) {
 	p.t.Helper()
 	req, err := http.NewRequest("GET", p.base+path, nil)
@@ -73,10 +100,22 @@ func (p *portalClient) post(path string, form string) (int, string) {
 	return p.do(req)
 }
 
-// code opens /owner and reads the sign-in code it shows.
-func (p *portalClient) code() string {
+// start opens /owner and asks for a code (the start form's POST); it
+// returns the page the POST led to.
+func (p *portalClient) start() (int, string) {
 	p.t.Helper()
 	status, body := p.get("/owner")
+	m := csrfInPage.FindStringSubmatch(body)
+	if status != 200 || m == nil || !strings.Contains(body, `action="/owner/sign-in"`) {
+		p.t.Fatalf("start page: %d %s", status, body)
+	}
+	return p.post("/owner/sign-in", "csrf="+m[1])
+}
+
+// code asks for a sign-in code and reads the one the page shows.
+func (p *portalClient) code() string {
+	p.t.Helper()
+	status, body := p.start()
 	m := codeInPage.FindStringSubmatch(body)
 	if status != 200 || m == nil {
 		p.t.Fatalf("sign-in page: %d %s", status, body)

@@ -39,7 +39,13 @@ type Config struct {
 	// MetricsAddr, when set, is where ServeMetrics serves /metrics; the
 	// public listener (ServeHTTP) then does not.
 	MetricsAddr string
+	// QuitMessage is the QUIT text of a plain stop ("" : DefaultQuitMessage).
+	QuitMessage string
 }
+
+// DefaultQuitMessage is the QUIT text of a plain stop: neutral, since a
+// stop need not be a restart.
+const DefaultQuitMessage = "PIRCAN stopping"
 
 // Bot is a running PIRCAN.
 type Bot struct {
@@ -198,8 +204,12 @@ func (b *Bot) lead(ctx context.Context, lead *store.Leadership) error {
 	connCtx, stopConn := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopConn(nil)
 	connDone := make(chan error, 1)
-	go func() { connDone <- b.conn.Run(connCtx, quitShutdown) }()
-	quit := ircconn.QuitMessage(quitShutdown)
+	plain := b.cfg.QuitMessage
+	if plain == "" {
+		plain = DefaultQuitMessage
+	}
+	go func() { connDone <- b.conn.Run(connCtx, plain) }()
+	quit := ircconn.QuitMessage(plain)
 	prio, members, guests := b.conn.Events(), b.conn.Membership(), b.conn.Unidentified()
 	// Identified requests first, then membership events, then unidentified
 	// requests: a flood of one kind never waits ahead of an identified
@@ -291,11 +301,9 @@ func (b *Bot) holdLead(ctx context.Context, lead *store.Leadership, giveUp chan<
 	}
 }
 
-// QUIT messages: each says why PIRCAN leaves.
-const (
-	quitShutdown = "PIRCAN is shutting down"
-	quitHandover = "PIRCAN hands over to another of its processes"
-)
+// quitHandover is the QUIT text when another process took the leader lock
+// (a plain stop says Config.QuitMessage; a refusal says its reason).
+const quitHandover = "PIRCAN hands over to another of its processes"
 
 // drainRequests takes the requests the transport has already read: they
 // are in flight too, and are answered before the bot leaves.

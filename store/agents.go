@@ -19,8 +19,8 @@ func (s *Store) AgentByAccount(ctx context.Context, account string) (pircan.Agen
 		}
 		a = pircan.Agent{ID: row.ID, Account: row.Account, Name: row.Name, Description: row.Description,
 			Capabilities: row.Capabilities, CardURL: row.CardUrl, Nick: row.Nick, CreatedAt: row.CreatedAt}
-		if row.OwnerName != nil && row.OwnerVerification != nil {
-			a.Owner = &pircan.Owner{Name: *row.OwnerName, Verification: *row.OwnerVerification}
+		if row.OwnerAccount != nil && row.OwnerName != nil && row.OwnerVerification != nil {
+			a.Owner = &pircan.Owner{Account: *row.OwnerAccount, Name: *row.OwnerName, Verification: *row.OwnerVerification}
 		}
 		return nil
 	})

@@ -11,8 +11,11 @@ import (
 
 // Owner sign-in and the owner portal's reads and actions.
 
-// StartSignIn implements the portal's sign-in start: at most limit starts
-// per hour per address, counted from the rows. It picks the code.
+// StartSignIn implements the portal's sign-in start (a browser asked for a
+// code): at most limit unused codes per hour per address, counted from the
+// rows; codes that were used to sign in do not count. Over the limit it
+// returns pircan.ErrRateLimited and, in out.RetryAt, when the oldest unused
+// code leaves the hour. It picks the code.
 func (s *Store) StartSignIn(ctx context.Context, in pircan.NewSignIn, limit int) (pircan.PortalSession, error) {
 	var out pircan.PortalSession
 	var rule error
@@ -20,12 +23,13 @@ func (s *Store) StartSignIn(ctx context.Context, in pircan.NewSignIn, limit int)
 		if err := q.LockSignInStarts(ctx, in.Address); err != nil {
 			return err
 		}
-		n, err := q.CountSignInStarts(ctx, in.Address)
+		c, err := q.CountSignInStarts(ctx, in.Address)
 		if err != nil {
 			return err
 		}
-		if n >= int64(limit) {
+		if c.N >= int64(limit) {
 			rule = pircan.ErrRateLimited
+			out.RetryAt = c.FreesAt
 			return audit(ctx, q, pircan.Actor{}, "owner.sign_in.rate_limited", "", map[string]any{"address": in.Address})
 		}
 		// A code names one waiting browser: on the (rare) clash with a
@@ -50,6 +54,17 @@ func (s *Store) StartSignIn(ctx context.Context, in pircan.NewSignIn, limit int)
 		return out, rule
 	}
 	return out, err
+}
+
+// KnownAccount reports whether PIRCAN has seen account: as an agent's, as a
+// portal owner, or named as an owner (pircan owner verify refuses others).
+func (s *Store) KnownAccount(ctx context.Context, account string) (bool, error) {
+	var known bool
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) (err error) {
+		known, err = q.AccountKnown(ctx, foldAccount(account))
+		return err
+	})
+	return known, err
 }
 
 // PortalSession returns the session a cookie's secret hash names, as of now.
@@ -171,10 +186,16 @@ func (s *Store) VerifyOwner(ctx context.Context, operator, account, name string)
 func (s *Store) OwnedAgents(ctx context.Context, account string) ([]pircan.OwnedAgent, error) {
 	var out []pircan.OwnedAgent
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		rows, err := q.AgentsOfAccount(ctx, foldAccount(account))
+		folded := foldAccount(account)
+		rows, err := q.AgentsOfAccount(ctx, folded)
 		for _, r := range rows {
-			out = append(out, pircan.OwnedAgent{Agent: pircan.Agent{ID: r.ID, Name: r.Name, Description: r.Description,
-				Capabilities: r.Capabilities, Nick: r.Nick}, Policy: r.Policy, Locked: r.PolicyLocked})
+			a := pircan.OwnedAgent{Agent: pircan.Agent{ID: r.ID, Account: r.AgentAccount, Name: r.Name, Description: r.Description,
+				Capabilities: r.Capabilities, Nick: r.Nick}, Policy: r.Policy, Locked: r.PolicyLocked}
+			if r.ConfirmedOwner != nil {
+				a.OwnerAccount = *r.ConfirmedOwner
+				a.ReadOnly = foldAccount(a.OwnerAccount) != folded
+			}
+			out = append(out, a)
 		}
 		return err
 	})
@@ -215,7 +236,9 @@ func (s *Store) EndPortalSession(ctx context.Context, account, bySession, sessio
 }
 
 // ownerActor is the owner acting on one of its agents from a portal
-// session: ErrNotFound unless the agent is bound to the owner's account.
+// session: ErrNotFound unless the portal shows the agent to the account,
+// ErrNotAuthorized when it shows it read-only (another account is the
+// agent's confirmed owner).
 // The IRC twins below audit the change in its own transaction, with
 // by_owner and the session.
 func (s *Store) ownerActor(ctx context.Context, account, session, agentID string) (pircan.Actor, error) {
@@ -223,8 +246,12 @@ func (s *Store) ownerActor(ctx context.Context, account, session, agentID string
 	if err != nil {
 		return pircan.Actor{}, err
 	}
-	if !slices.ContainsFunc(agents, func(a pircan.OwnedAgent) bool { return a.ID == agentID }) {
+	i := slices.IndexFunc(agents, func(a pircan.OwnedAgent) bool { return a.ID == agentID })
+	if i < 0 {
 		return pircan.Actor{}, pircan.ErrNotFound
+	}
+	if agents[i].ReadOnly {
+		return pircan.Actor{}, pircan.ErrNotAuthorized
 	}
 	return pircan.Actor{Account: account, AgentID: agentID, ByOwner: true, Session: session}, nil
 }

@@ -47,8 +47,18 @@ func TestSignInStartsLimitedPerAddress(t *testing.T) {
 		}
 	}
 	sum := sha256.Sum256([]byte("eleventh"))
-	_, err := h.s.StartSignIn(h.ctx, pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: "x", Address: "192.0.2.1"}, 10)
+	refused, err := h.s.StartSignIn(h.ctx, pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: "x", Address: "192.0.2.1"}, 10)
 	wantErr(t, "11th start", err, pircan.ErrRateLimited)
+	if d := time.Until(refused.RetryAt); d < 59*time.Minute || d > 61*time.Minute {
+		t.Fatalf("retry at %v (in %v), want about an hour after the oldest start", refused.RetryAt, d)
+	}
+	// A code that signed someone in no longer counts.
+	if _, err := h.s.Login(h.ctx, "someone", h.session("s3").Code, pircan.DefaultLimits); err != nil {
+		t.Fatal(err)
+	}
+	h.startSignIn("192.0.2.1", "after-a-login")
+	_, err = h.s.StartSignIn(h.ctx, pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: "x", Address: "192.0.2.1"}, 10)
+	wantErr(t, "11th unused code", err, pircan.ErrRateLimited)
 	h.startSignIn("192.0.2.2", "other-address") // another address is not limited
 	// An hour later the address may start again.
 	h.exec("UPDATE portal_sessions SET created_at = created_at - interval '61 minutes' WHERE address = '192.0.2.1'")
@@ -85,7 +95,7 @@ func TestLoginApprovesOnceAndLogoutEnds(t *testing.T) {
 	if _, err := h.s.VerifyOwner(h.ctx, "operator:carol", "ALICE", "Alice Liddell"); err != nil {
 		t.Fatal(err)
 	}
-	if a, _ := h.s.AgentByAccount(h.ctx, "alice"); a.Owner == nil || *a.Owner != (pircan.Owner{Name: "Alice Liddell", Verification: "verified"}) {
+	if a, _ := h.s.AgentByAccount(h.ctx, "alice"); a.Owner == nil || *a.Owner != (pircan.Owner{Account: "Alice", Name: "Alice Liddell", Verification: "verified"}) {
 		t.Fatalf("verified owner: %+v", a.Owner)
 	}
 	_ = alice
@@ -216,5 +226,101 @@ func TestOwnerActions(t *testing.T) {
 	}
 	if list, _ := h.s.PortalSessions(h.ctx, "alice"); len(list) != 0 {
 		t.Fatalf("sessions left: %+v", list)
+	}
+}
+
+// Owner bindings: a proposal holds no power until the named account
+// confirms; then only it is owner, and the agent cannot leave alone.
+func TestOwnerBindings(t *testing.T) {
+	h := newHS(t)
+	agent, other := h.agent("agent"), h.agent("other")
+	if b, err := h.s.OwnerBinding(h.ctx, agent.ID); err != nil || b != nil {
+		t.Fatalf("before: %+v %v", b, err)
+	}
+	if known, _ := h.s.KnownAccount(h.ctx, "alice"); known {
+		t.Fatal("alice known before anyone named her")
+	}
+	if _, err := h.s.NameOwner(h.ctx, act(agent), "Alice"); err != nil {
+		t.Fatal(err)
+	}
+	if known, _ := h.s.KnownAccount(h.ctx, "ALICE"); !known {
+		t.Fatal("a named owner is not known")
+	}
+	// Pending: no power, and the agent's own account is still its owner.
+	if list, _ := h.s.OwnedAgents(h.ctx, "alice"); len(list) != 0 {
+		t.Fatalf("pending owner owns: %+v", list)
+	}
+	wantErr(t, "pending owner sets policy", h.s.OwnerSetPolicy(h.ctx, "alice", "s", agent.ID, pircan.PolicyDeny), pircan.ErrNotFound)
+	if err := h.s.OwnerSetPolicy(h.ctx, "agent", "s", agent.ID, pircan.PolicyAgentDecides); err != nil {
+		t.Fatalf("own account before confirmation: %v", err)
+	}
+	wantErr(t, "another account confirms", h.s.DecideBinding(h.ctx, "bob", "s", agent.ID, true), pircan.ErrNotFound)
+	if p, _ := h.s.PendingBindings(h.ctx, "alice"); len(p) != 1 || p[0].AgentID != agent.ID || p[0].AgentAccount != "agent" {
+		t.Fatalf("pending for alice: %+v", p)
+	}
+	if err := h.s.DecideBinding(h.ctx, "alice", "s", agent.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "second confirm", h.s.DecideBinding(h.ctx, "alice", "s", agent.ID, true), pircan.ErrNotFound)
+
+	// Confirmed: alice holds the powers, the agent's own account reads only.
+	list, err := h.s.OwnedAgents(h.ctx, "alice")
+	if err != nil || len(list) != 1 || list[0].ID != agent.ID || list[0].ReadOnly || list[0].OwnerAccount != "Alice" {
+		t.Fatalf("alice's agents: %+v %v", list, err)
+	}
+	own, _ := h.s.OwnedAgents(h.ctx, "agent")
+	if len(own) != 1 || !own[0].ReadOnly {
+		t.Fatalf("the agent's own view: %+v", own)
+	}
+	wantErr(t, "own account sets policy", h.s.OwnerSetPolicy(h.ctx, "agent", "s", agent.ID, pircan.PolicyAutoAccept), pircan.ErrNotAuthorized)
+	if err := h.s.OwnerSetPolicy(h.ctx, "alice", "s", agent.ID, pircan.PolicyOwnerDecides); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := h.s.AgentByAccount(h.ctx, "agent"); a.Owner != nil {
+		t.Fatalf("WHOAMI owner before alice has an owner row: %+v", a.Owner)
+	}
+	if _, err := h.s.VerifyOwner(h.ctx, "operator:carol", "alice", "Alice Liddell"); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := h.s.AgentByAccount(h.ctx, "agent"); a.Owner == nil || a.Owner.Name != "Alice Liddell" || a.Owner.Account != "alice" {
+		t.Fatalf("WHOAMI owner: %+v", a.Owner)
+	}
+	_, err = h.s.NameOwner(h.ctx, act(agent), "mallory")
+	wantErr(t, "rename a confirmed owner", err, pircan.ErrOwnerConfirmed)
+	_, err = h.s.ClearOwner(h.ctx, act(agent))
+	wantErr(t, "clear a confirmed owner", err, pircan.ErrOwnerConfirmed)
+	wantErr(t, "someone else releases", h.s.ReleaseAgent(h.ctx, "mallory", "s", agent.ID), pircan.ErrNotFound)
+	if err := h.s.ReleaseAgent(h.ctx, "alice", "s", agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := h.s.OwnerBinding(h.ctx, agent.ID); b != nil {
+		t.Fatalf("after release: %+v", b)
+	}
+
+	// A decline: 24 hours before the same account can be asked again.
+	if _, err := h.s.NameOwner(h.ctx, act(other), "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.s.DecideBinding(h.ctx, "alice", "s", other.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.s.NameOwner(h.ctx, act(other), "alice")
+	wantErr(t, "ask again after a decline", err, pircan.ErrCooldown)
+	h.exec("UPDATE owner_bindings SET decided_at = now() - interval '25 hours' WHERE agent_id = '" + other.ID + "'")
+	if _, err := h.s.NameOwner(h.ctx, act(other), "alice"); err != nil {
+		t.Fatalf("a day later: %v", err)
+	}
+	if b, err := h.s.ClearOwner(h.ctx, act(other)); err != nil || b == nil || b.Status != pircan.BindingPending {
+		t.Fatalf("withdraw: %+v %v", b, err)
+	}
+	// An operator clears even a confirmed binding.
+	if _, err := h.s.NameOwner(h.ctx, act(other), "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.s.DecideBinding(h.ctx, "alice", "s", other.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := h.s.ClearOwnerByOperator(h.ctx, "operator:carol", other.ID); err != nil || b == nil || b.Status != pircan.BindingConfirmed {
+		t.Fatalf("operator clear: %+v %v", b, err)
 	}
 }

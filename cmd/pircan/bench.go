@@ -63,10 +63,8 @@ flags:
 
 func runBench(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("pircan bench", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), benchHelp)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard) // run prints errors with this command's usage
+
 	server := fs.String("irc-server", envOr("PIRCAN_IRC_SERVER", "127.0.0.1:6697"), "host:port of the IRC server, TLS (env PIRCAN_IRC_SERVER)")
 	caFile := fs.String("irc-ca-file", os.Getenv("PIRCAN_IRC_CA_FILE"), "PEM bundle to trust besides the system roots (env PIRCAN_IRC_CA_FILE)")
 	botNick := fs.String("bot-nick", envOr("PIRCAN_NICK", "PIRCAN"), "PIRCAN's nick (env PIRCAN_NICK)")
@@ -101,15 +99,32 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	metricsURL := fs.String("metrics-url", "", "--flood: the bot's /metrics URL, for its RSS and refusal counters")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			fmt.Fprint(out, benchHelp)
+			fs.SetOutput(out)
+			fs.PrintDefaults()
+			return helpShown
 		}
-		return err
+		return usagef("bench", "%v", err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		return usagef("bench", "unexpected argument %q", fs.Arg(0))
+	}
+	for _, n := range []struct {
+		name      string
+		v, lo, hi int
+	}{{"agents", *agents, 1, 100000}, {"find-limit", *findLimit, 1, 10}, {"connect-parallel", *parallel, 1, 100000}} {
+		if n.v < n.lo || n.v > n.hi {
+			return usagef("bench", "--%s %d: want %d to %d", n.name, n.v, n.lo, n.hi)
+		}
+	}
+	if *rate < 0 || *floorRate <= 0 {
+		return usagef("bench", "--rate must be 0 or more, --floor-rate more than 0")
+	}
+	if *duration <= 0 || *timeout <= 0 || *settle < 0 {
+		return usagef("bench", "--duration and --timeout must be positive, --settle not negative")
 	}
 	if *password == "" {
-		return errors.New("--agent-password (or PIRCAN_BENCH_AGENT_PASSWORD) is required")
+		return usagef("bench", "--agent-password (or PIRCAN_BENCH_AGENT_PASSWORD) is required")
 	}
 	if *flood {
 		set := map[string]bool{}

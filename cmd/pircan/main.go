@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/rs/zerolog"
 
@@ -23,79 +24,46 @@ import (
 	"github.com/creatimus/pircan/store"
 )
 
-const usage = `usage: pircan [command] [flags]
-
-commands:
-  serve                          run the bot (default); migrates first unless --no-migrate
-  migrate                        bring the database schema up to date
-  channel add <#name> [--private] [--topic text]
-  channel list
-  channel invite <#name> <agent_id>
-  channel remove <#name>
-  audit [--follow] [--limit n]   print the audit log (newest last)
-  reports list [--status open|resolved|all] [--limit n]
-  reports show <report_id>
-  reports resolve <report_id> --resolution text [--action none|warned|removed]
-  owner verify <account> --name text   mark the owner of an account as verified, under that name
-  bench [--agents n] [--rate r]  load test a running PIRCAN over IRC; see pircan bench -h
-
-Every command takes the configuration flags; see pircan serve -h.
-`
-
 func main() {
-	args := os.Args[1:]
-	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	var err error
-	switch cmd {
-	case "serve":
-		err = runServe(ctx, args)
-	case "migrate":
-		err = runMigrate(ctx, args)
-	case "channel":
-		err = runChannel(ctx, args, os.Stdout)
-	case "audit":
-		err = runAudit(ctx, args, os.Stdout)
-	case "reports":
-		err = runReports(ctx, args, os.Stdout)
-	case "owner":
-		err = runOwner(ctx, args, os.Stdout)
-	case "bench":
-		err = runBench(ctx, args, os.Stdout)
-	case "help", "-h", "--help":
-		fmt.Print(usage)
-	default:
-		fmt.Fprintf(os.Stderr, "pircan: unknown command %q\n\n%s", cmd, usage)
-		os.Exit(2)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "pircan %s: %v\n", cmd, err)
-		os.Exit(1)
-	}
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // common parses the configuration flags plus a command's own.
 type common struct {
+	name string
 	fs   *flag.FlagSet
 	cfg  config
 	file *string
+	out  io.Writer // where --help goes
 }
 
 func newCommon(name string) *common {
 	fs := flag.NewFlagSet("pircan "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors and --help are printed by run, with this command's usage only
 	cfg, file := bindFlags(fs)
-	return &common{fs: fs, cfg: cfg, file: file}
+	return &common{name: name, fs: fs, cfg: cfg, file: file, out: os.Stdout}
 }
 
 func (c *common) parse(args []string) error {
 	if err := c.fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			printFlags(c.out, c.name, c.fs, c.name == "serve")
+			return helpShown
+		}
+		return usagef(c.name, "%v", err)
 	}
 	return c.cfg.resolve(c.fs, *c.file)
+}
+
+// intFlag checks a numeric flag's range.
+func (c *common) intFlag(name string, v, min, max int) error {
+	if v < min || v > max {
+		return usagef(c.name, "--%s %d: want %d to %d", name, v, min, max)
+	}
+	return nil
 }
 
 // parsePositional parses flags and returns the positional arguments, which
@@ -123,15 +91,33 @@ func (c *common) logger() zerolog.Logger {
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
 }
 
+// openStore opens the database of an operator command, refusing a schema
+// that is not this binary's (unmigrated, older or newer).
 func (c *common) openStore(ctx context.Context) (*store.Store, error) {
-	return store.Open(ctx, c.cfg.str("database-url"))
+	st, err := store.Open(ctx, c.cfg.str("database-url"))
+	if err != nil {
+		return nil, err
+	}
+	current, err := st.SchemaCurrent(ctx)
+	if err == nil && !current {
+		err = errors.New("the database schema is not up to date for this pircan: run pircan migrate")
+	}
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
-func runServe(ctx context.Context, args []string) error {
+func runServe(ctx context.Context, args []string, out io.Writer) error {
 	c := newCommon("serve")
+	c.out = out
 	noMigrate := c.fs.Bool("no-migrate", false, "do not migrate at start; refuse an out-of-date schema")
 	if err := c.parse(args); err != nil {
 		return err
+	}
+	if c.fs.NArg() > 0 {
+		return usagef("serve", "unexpected argument %q", c.fs.Arg(0))
 	}
 	cfg, err := serverConfig(c.cfg)
 	if err != nil {
@@ -183,6 +169,7 @@ func serverConfig(c config) (server.Config, error) {
 		DatabaseURL: c.str("database-url"),
 		MetricsAddr: c.str("metrics-addr"),
 		Workers:     e.int(c, "workers"),
+		QuitMessage: c.str("quit-message"),
 		Limits: pircan.Limits{
 			PerCaller:         e.int(c, "rate-per-caller"),
 			Unidentified:      e.int(c, "rate-unidentified"),
@@ -216,18 +203,27 @@ func serverConfig(c config) (server.Config, error) {
 	if e.err == nil && pircan.CheckChannelName(cfg.IRC.Lobby) != nil {
 		e.err = fmt.Errorf("--lobby: %q is not a channel name", cfg.IRC.Lobby)
 	}
+	if q := cfg.QuitMessage; e.err == nil && (strings.IndexFunc(q, unicode.IsControl) >= 0 || len(q) > 200) {
+		e.err = errors.New("--quit-message: at most 200 bytes, no control characters")
+	}
 	if e.err == nil && (cfg.IRC.Pacing.Burst < 1 || cfg.IRC.Pacing.GlobalBurst < 1 || cfg.Workers < 1) {
 		e.err = errors.New("bursts and workers must be at least 1")
 	}
 	return cfg, e.err
 }
 
-func runMigrate(ctx context.Context, args []string) error {
+func runMigrate(ctx context.Context, args []string) error { return migrateTo(ctx, args, os.Stdout) }
+
+func migrateTo(ctx context.Context, args []string, out io.Writer) error {
 	c := newCommon("migrate")
+	c.out = out
 	if err := c.parse(args); err != nil {
 		return err
 	}
-	st, err := c.openStore(ctx)
+	if c.fs.NArg() > 0 {
+		return usagef("migrate", "unexpected argument %q", c.fs.Arg(0))
+	}
+	st, err := store.Open(ctx, c.cfg.str("database-url"))
 	if err != nil {
 		return err
 	}
@@ -236,7 +232,7 @@ func runMigrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("schema at version %d\n", v)
+	fmt.Fprintf(out, "schema at version %d\n", v)
 	return nil
 }
 
@@ -252,30 +248,35 @@ func operator() string {
 }
 
 func runChannel(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("channel: want add, list, invite or remove")
+	sub, args, err := subcommand("channel", args, out, "add", "list", "invite", "remove")
+	if err != nil {
+		return err
 	}
-	sub, args := args[0], args[1:]
-	c := newCommon("channel " + sub)
-	private := c.fs.Bool("private", false, "add: members only, by invitation")
-	topic := c.fs.String("topic", "", "add: the channel's topic")
+	name := "channel " + sub
+	c := newCommon(name)
+	c.out = out
+	var private *bool
+	var topic *string
+	if sub == "add" {
+		private = c.fs.Bool("private", false, "members only, by invitation")
+		topic = c.fs.String("topic", "", "the channel's topic")
+	}
 	pos, err := c.parsePositional(args)
 	if err != nil {
 		return err
+	}
+	names := map[string][]string{"add": {"<#name>"}, "list": nil, "invite": {"<#name>", "<agent_id>"}, "remove": {"<#name>"}}
+	if err := wantArgs(name, pos, names[sub]...); err != nil {
+		return err
+	}
+	if sub == "remove" && pircan.FoldNick(pos[0]) == pircan.FoldNick(c.cfg.str("lobby")) {
+		return fmt.Errorf("%s is the lobby (--lobby): PIRCAN always keeps it", pos[0])
 	}
 	st, err := c.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	want := map[string]int{"add": 1, "list": 0, "invite": 2, "remove": 1}
-	n, ok := want[sub]
-	if !ok {
-		return fmt.Errorf("channel: unknown subcommand %q", sub)
-	}
-	if len(pos) != n {
-		return fmt.Errorf("channel %s takes %d argument(s)", sub, n)
-	}
 	switch sub {
 	case "add":
 		err = st.AddChannel(ctx, operator(), pos[0], *private, *topic)
@@ -310,11 +311,21 @@ func runChannel(ctx context.Context, args []string, out io.Writer) error {
 	return err
 }
 
+// maxAuditListed bounds audit --limit.
+const maxAuditListed = 100000
+
 func runAudit(ctx context.Context, args []string, out io.Writer) error {
 	c := newCommon("audit")
+	c.out = out
 	follow := c.fs.Bool("follow", false, "keep printing new entries as they are appended")
 	limit := c.fs.Int("limit", 50, "how many of the latest entries to print first")
 	if err := c.parse(args); err != nil {
+		return err
+	}
+	if c.fs.NArg() > 0 {
+		return usagef("audit", "unexpected argument %q", c.fs.Arg(0))
+	}
+	if err := c.intFlag("limit", *limit, 1, maxAuditListed); err != nil {
 		return err
 	}
 	st, err := c.openStore(ctx)

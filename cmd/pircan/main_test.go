@@ -153,6 +153,24 @@ func TestConfigPrecedence(t *testing.T) {
 	if cfg.Limits != pircan.DefaultLimits {
 		t.Fatalf("default limits %+v, want %+v", cfg.Limits, pircan.DefaultLimits)
 	}
+	if cfg.QuitMessage != "PIRCAN stopping" {
+		t.Fatalf("default QUIT message %q", cfg.QuitMessage)
+	}
+	t.Setenv("PIRCAN_QUIT_MESSAGE", "back after the upgrade")
+	c = newCommon("serve")
+	if err := c.parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := serverConfig(c.cfg); err != nil || cfg.QuitMessage != "back after the upgrade" {
+		t.Fatalf("QUIT message from the environment: %q %v", cfg.QuitMessage, err)
+	}
+	c = newCommon("serve")
+	if err := c.parse([]string{"--quit-message", "bye\r\nPRIVMSG x :hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := serverConfig(c.cfg); err == nil {
+		t.Fatal("a QUIT message with CR LF was accepted")
+	}
 	t.Setenv("PIRCAN_IRC_TLS", "maybe")
 	c = newCommon("serve")
 	if err := c.parse(nil); err != nil {

@@ -28,7 +28,8 @@ func TestOwnerVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	for _, bad := range [][]string{nil, {"verify"}, {"verify", "alice"}, {"verify", "alice", "--name", " "}, {"list"}} {
+	for _, bad := range [][]string{nil, {"verify"}, {"verify", "alice"}, {"verify", "alice", "--name", " "}, {"list"},
+		{"verify", "nosuchaccount", "--name", "X"}} {
 		if err := runOwner(ctx, bad, &out); err == nil {
 			t.Fatalf("owner %v succeeded", bad)
 		}
@@ -43,7 +44,7 @@ func TestOwnerVerify(t *testing.T) {
 		t.Fatalf("output: %s", out.String())
 	}
 	a, err := st.AgentByAccount(ctx, "alice")
-	if err != nil || a.Owner == nil || *a.Owner != (pircan.Owner{Name: "Alice Liddell", Verification: "verified"}) {
+	if err != nil || a.Owner == nil || a.Owner.Name != "Alice Liddell" || a.Owner.Verification != "verified" || !strings.EqualFold(a.Owner.Account, "alice") {
 		t.Fatalf("WHOAMI's owner: %+v %v", a.Owner, err)
 	}
 	// Again, with a new name: updated, audited twice, by the operator.
@@ -53,11 +54,35 @@ func TestOwnerVerify(t *testing.T) {
 	if a, _ := st.AgentByAccount(ctx, "alice"); a.Owner.Name != "A. Liddell" {
 		t.Fatalf("renamed owner: %+v", a.Owner)
 	}
-	entries, err := st.AuditLatest(ctx, 2)
-	if err != nil || len(entries) != 2 {
+	// An account PIRCAN has never seen only with --force; one an agent
+	// named as its owner is known.
+	if err := runOwner(ctx, []string{"verify", "nosuchaccount", "--name", "X", "--force"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	bob, _, err := st.Hello(ctx, "bob", "bob", pircan.Profile{}, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.NameOwner(ctx, pircan.Actor{Account: "bob", AgentID: bob.ID}, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if err := runOwner(ctx, []string{"verify", "carol", "--name", "Carol"}, &out); err != nil {
+		t.Fatalf("a named owner: %v", err)
+	}
+	if err := runOwner(ctx, []string{"clear", bob.ID}, &out); err != nil || !strings.Contains(out.String(), "no longer bound to owner carol (was pending)") {
+		t.Fatalf("owner clear: %v %s", err, out.String())
+	}
+	if err := runOwner(ctx, []string{"clear", bob.ID}, &out); err == nil {
+		t.Fatal("clearing no binding succeeded")
+	}
+	entries, err := st.AuditLatest(ctx, 5)
+	if err != nil || len(entries) != 5 {
 		t.Fatal(entries, err)
 	}
-	for _, e := range entries {
+	if entries[4].Action != "owner.cleared" || !strings.Contains(string(entries[4].Details), `"by": "operator"`) || entries[4].ActorAccount != "operator:carol" {
+		t.Fatalf("owner clear's audit: %+v %s", entries[4], entries[4].Details)
+	}
+	for _, e := range entries[:1] {
 		var d map[string]any
 		_ = json.Unmarshal(e.Details, &d)
 		if e.Action != "owner.verify" || e.ActorAccount != "operator:carol" || d["verification"] != "verified" {

@@ -192,7 +192,7 @@ func TestSIGTERMFinishesAndQuits(t *testing.T) {
 		return m.Command == "QUIT" && strings.EqualFold(m.Nick(), e.nick) && len(m.Params) > 0
 	}); err != nil {
 		t.Fatalf("no QUIT from the bot: %v", err)
-	} else if !strings.Contains(m.Params[0], "shutting down") || strings.Contains(m.Params[0], "restarting") {
+	} else if !strings.Contains(m.Params[0], "PIRCAN stopping") || strings.Contains(m.Params[0], "restarting") {
 		t.Fatalf("QUIT message %q: a plain shutdown says so, and no restart", m.Params[0])
 	}
 }
@@ -383,7 +383,7 @@ func TestSIGTERMWhileRegistering(t *testing.T) {
 			t.Fatal("registration went on")
 		}
 	}
-	if l != "QUIT :PIRCAN is shutting down" {
+	if l != "QUIT :PIRCAN stopping" {
 		t.Fatalf("got %q", l)
 	}
 	if err := p.wait(t); err != nil {

@@ -20,16 +20,13 @@ const maxReportsListed = 10000
 // runReports is `pircan reports list|show|resolve`: the operators' side of
 // REPORT. Resolving is audited with the operator as actor.
 func runReports(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("reports: want list, show or resolve")
+	sub, args, err := subcommand("reports", args, out, "list", "show", "resolve")
+	if err != nil {
+		return err
 	}
-	sub, args := args[0], args[1:]
-	want := map[string]int{"list": 0, "show": 1, "resolve": 1}
-	n, ok := want[sub]
-	if !ok {
-		return fmt.Errorf("reports: unknown subcommand %q", sub)
-	}
-	c := newCommon("reports " + sub)
+	name := "reports " + sub
+	c := newCommon(name)
+	c.out = out
 	var status, resolution, action *string
 	var limit *int
 	switch sub {
@@ -44,22 +41,23 @@ func runReports(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != n {
-		return fmt.Errorf("reports %s takes %d argument(s)", sub, n)
+	names := map[string][]string{"list": nil, "show": {"<report_id>"}, "resolve": {"<report_id>"}}
+	if err := wantArgs(name, pos, names[sub]...); err != nil {
+		return err
 	}
 	switch sub {
 	case "list":
 		switch *status {
 		case store.ReportOpen, store.ReportResolved, "all":
 		default:
-			return fmt.Errorf("--status %q: want open, resolved or all", *status)
+			return usagef(name, "--status %q: want open, resolved or all", *status)
 		}
-		if *limit < 1 || *limit > maxReportsListed {
-			return fmt.Errorf("--limit %d: want 1 to %d", *limit, maxReportsListed)
+		if err := c.intFlag("limit", *limit, 1, maxReportsListed); err != nil {
+			return err
 		}
 	case "resolve":
 		if strings.TrimSpace(*resolution) == "" {
-			return errors.New("reports resolve: --resolution is required")
+			return usagef(name, "--resolution is required")
 		}
 	}
 	st, err := c.openStore(ctx)

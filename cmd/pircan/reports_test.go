@@ -96,15 +96,15 @@ func TestReportsCommands(t *testing.T) {
 		{[]string{"resolve", r1, "--resolution", "x", "--action", "banned"}, "action"},
 		{[]string{"resolve", "00000000-0000-4000-8000-000000000000", "--resolution", "x"}, "no report"},
 		{[]string{"resolve", "not-an-id", "--resolution", "x"}, "no report"},
-		{[]string{"resolve", "--resolution", "x"}, "takes 1 argument"},
+		{[]string{"resolve", "--resolution", "x"}, "missing argument <report_id>"},
 		{[]string{"show", "00000000-0000-4000-8000-000000000000"}, "no report"},
-		{[]string{"show"}, "takes 1 argument"},
-		{[]string{"list", "extra"}, "takes 0 argument"},
+		{[]string{"show"}, "missing argument <report_id>"},
+		{[]string{"list", "extra"}, `unexpected argument "extra"`},
 		{[]string{"list", "--status", "closed"}, "--status"},
 		{[]string{"list", "--limit", "0"}, "--limit"},
 		{[]string{"list", "--resolution", "x"}, "flag provided but not defined"},
 		{[]string{"purge"}, "unknown subcommand"},
-		{nil, "want list, show or resolve"},
+		{nil, "name a subcommand: list, show, resolve"},
 	}
 	for _, c := range refusals {
 		if err := run(c.args...); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1,13 +1,17 @@
 // Command devnet runs PIRCAN against a local loopback IRC network: it starts
 // dev/ircnet in a state dir, makes sure the bot's NickServ account exists,
-// prints how to connect, and runs `go run ./cmd/pircan serve` until Ctrl-C,
-// then stops the bot and the network. dev/up prepares the machine (packages,
-// PostgreSQL) and then runs this.
+// builds ./cmd/pircan into <state>/bin, prints how to connect, and runs
+// `<state>/bin/pircan serve` until Ctrl-C, then stops the bot (which QUITs)
+// and the network. dev/up prepares the machine (packages, PostgreSQL) and
+// then runs this. Its output may go to a pipe (dev/up | tee log): a Ctrl-C
+// that ends the pipe's reader must not end the bot before its QUIT, so the
+// bot writes to devnet, which copies to stdout and ignores a broken pipe.
 //
 //	go run ./dev/devnet [-state .devnet] [-no-bot]
 //
 // Environment: IRC_TLS_PORT, IRC_PLAIN_PORT, IRC_LINK_PORT (6697, 6667,
-// 7000), PIRCAN_DATABASE_URL (default: the local pircan database).
+// 7000), PIRCAN_DATABASE_URL (default: the local pircan database),
+// PIRCAN_HTTP_ADDR (127.0.0.1:8080) and the bot's other PIRCAN_* settings.
 package main
 
 import (
@@ -17,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -70,6 +75,9 @@ func run(stateArg string, noBot bool) int {
 	// Catch Ctrl-C from here on, so that it never leaves a half-started network.
 	sigc := make(chan os.Signal, 2)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// Under `dev/up | tee log` a Ctrl-C ends tee too: a write to the broken
+	// pipe must fail, not kill devnet before it has stopped the bot.
+	signal.Ignore(syscall.SIGPIPE)
 
 	n, err := ircnet.StartWith(filepath.Join(state, "ircnet"), o)
 	if err != nil {
@@ -93,7 +101,15 @@ func run(stateArg string, noBot bool) int {
 		return fail(fmt.Errorf("NickServ account %s: %v\n(an old NickServ database with another password? remove %s)",
 			botNick, err, filepath.Join(n.Dir, "anope", "db")))
 	}
-	printHowTo(n, state)
+	bin := filepath.Join(state, "bin", "pircan")
+	envFile := filepath.Join(state, "pircan.env")
+	if err := buildBot(bin); err != nil {
+		return fail(err)
+	}
+	if err := os.WriteFile(envFile, []byte("# pircan --config "+envFile+": the dev database\nPIRCAN_DATABASE_URL="+dbURL()+"\n"), 0o600); err != nil {
+		return fail(err)
+	}
+	printHowTo(n, state, bin, envFile)
 
 	select {
 	case sig := <-sigc: // Ctrl-C while the network was starting
@@ -106,23 +122,61 @@ func run(stateArg string, noBot bool) int {
 		<-sigc
 		return 0
 	}
-	return runBot(n, password, sigc)
+	return runBot(n, bin, password, sigc)
 }
 
-// runBot runs the bot until it exits or a signal arrives.
-func runBot(n *ircnet.Network, password string, sigc chan os.Signal) int {
+func dbURL() string {
+	if u := os.Getenv("PIRCAN_DATABASE_URL"); u != "" {
+		return u
+	}
+	return defaultDBURL
+}
+
+func httpAddr() string {
+	if a := os.Getenv("PIRCAN_HTTP_ADDR"); a != "" {
+		return a
+	}
+	return "127.0.0.1:8080"
+}
+
+// buildBot builds ./cmd/pircan, so that the bot gets signals itself (not
+// through `go run`) and operators have a binary to run.
+func buildBot(bin string) error {
 	scripts, err := ircnet.ScriptsDir()
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	dbURL := os.Getenv("PIRCAN_DATABASE_URL")
-	if dbURL == "" {
-		dbURL = defaultDBURL
-	}
-	cmd := exec.Command("go", "run", "./cmd/pircan", "serve")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/pircan")
 	cmd.Dir = filepath.Dir(filepath.Dir(scripts)) // the repository root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	fmt.Fprintln(os.Stderr, "devnet: go build -o", bin, "./cmd/pircan")
+	return cmd.Run()
+}
+
+// copyOut copies the bot's output to w until the bot closes it, and keeps
+// reading after w breaks (a closed pipe), so the bot never blocks on it.
+func copyOut(w io.Writer, r io.Reader, done chan<- struct{}) {
+	defer close(done)
+	buf := make([]byte, 32<<10)
+	broken := false
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && !broken {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				broken = true
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// runBot runs the bot until it exits or a signal arrives, and waits for it.
+func runBot(n *ircnet.Network, bin, password string, sigc chan os.Signal) int {
+	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(),
-		"PIRCAN_DATABASE_URL="+dbURL,
+		"PIRCAN_DATABASE_URL="+dbURL(),
 		"PIRCAN_IRC_SERVER="+n.TLSAddr(),
 		"PIRCAN_IRC_TLS=true",
 		"PIRCAN_IRC_CA_FILE="+n.CertFile,
@@ -133,17 +187,26 @@ func runBot(n *ircnet.Network, password string, sigc chan os.Signal) int {
 		"PIRCAN_OPER_PASSWORD="+n.BotOperPass,
 		"PIRCAN_LOG_FORMAT=console",
 	)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	// Own process group, signalled as a whole: `go run` ignores SIGINT and
-	// would not pass on a SIGTERM, so signalling it alone could orphan the
-	// bot; and a terminal's Ctrl-C must not race our own orderly shutdown.
+	// The bot writes to a pipe of ours, not to our stdout and stderr: those
+	// may be a pipe that a Ctrl-C breaks, and a write to it would end the
+	// bot before its QUIT.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, outW
+	// Own process group, signalled by us: a terminal's Ctrl-C must not race
+	// our own orderly shutdown.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	fmt.Fprintln(os.Stderr, "devnet: go run ./cmd/pircan serve")
+	fmt.Fprintln(os.Stderr, "devnet:", bin, "serve")
 	if err := cmd.Start(); err != nil {
 		return fail(err)
 	}
+	outW.Close()
+	copied := make(chan struct{})
+	go copyOut(os.Stderr, outR, copied)
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { err := cmd.Wait(); <-copied; exited <- err }()
 
 	select {
 	case err := <-exited:
@@ -193,18 +256,17 @@ func botPassword(path string) (string, error) {
 	return pw, os.WriteFile(path, []byte(pw+"\n"), 0o600)
 }
 
-func printHowTo(n *ircnet.Network, state string) {
-	ca := n.CertFile
+func printHowTo(n *ircnet.Network, state, bin, envFile string) {
 	fmt.Printf(`
 PIRCAN dev network is up (state: %[1]s)
 
   IRC server %[2]s at %[3]s, TLS port %[4]d, plaintext port %[5]d
   CA file    %[6]s  (self-signed; valid for %[2]s, localhost, %[3]s)
 
-  Connect with an IRC client:
-    irssi:    /connect -tls -tls_cafile %[6]s %[3]s %[4]d
+  Connect with an IRC client (these lines are tested by dev/smoke-clients):
+    irssi:    /connect -tls -tls_cafile %[6]s localhost %[4]d
     weechat:  /set weechat.network.gnutls_ca_user "%[6]s"
-              /server add devnet %[3]s/%[4]d -tls     (WeeChat < 4: -ssl)
+              /server add devnet localhost/%[4]d -ssl      (WeeChat 3.8; -tls from 4.0 on)
               /connect devnet
     no TLS:   any client on %[3]s port %[5]d, e.g. irssi -c %[3]s -p %[5]d
 
@@ -212,11 +274,17 @@ PIRCAN dev network is up (state: %[1]s)
     /msg NickServ REGISTER <password>   (logs you in at once; the account is your nick)
     /msg %[7]s %[7]s/1 HELP
 
-  Bot: nick and NickServ account %[7]s (password in %[8]s), OPER %[9]s %[11]s
-  Logs: %[10]s
+  Owner portal: http://%[12]s/owner
+  Operator commands against the dev database:
+    %[13]s channel list --config %[14]s
+    (or: go run ./cmd/pircan <command> --config %[14]s; pircan help lists the commands)
 
-`, state, n.ServerName, n.Host, n.TLSPort, n.PlainPort, ca, botNick,
-		filepath.Join(state, "sasl-password"), n.BotOperName, filepath.Join(n.Dir, "logs"), n.BotOperPass)
+  Bot: nick and NickServ account %[7]s (password in %[8]s), OPER %[9]s %[11]s
+  Logs: %[10]s; Ctrl-C stops the bot (it QUITs) and the network.
+
+`, state, n.ServerName, n.Host, n.TLSPort, n.PlainPort, n.CertFile, botNick,
+		filepath.Join(state, "sasl-password"), n.BotOperName, filepath.Join(n.Dir, "logs"), n.BotOperPass,
+		httpAddr(), bin, envFile)
 }
 
 func fail(err error) int {

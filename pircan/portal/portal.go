@@ -45,7 +45,14 @@ type Store interface {
 	OwnerDecide(ctx context.Context, account, session, agentID string, d pircan.Decision) (pircan.DecisionResult, error)
 	OwnerRevoke(ctx context.Context, account, session, agentID, agreementID string) error
 	EndPortalSession(ctx context.Context, account, bySession, sessionID string) error
+	PendingBindings(ctx context.Context, account string) ([]pircan.PendingBinding, error)
+	DecideBinding(ctx context.Context, account, session, agentID string, confirm bool) error
+	ReleaseAgent(ctx context.Context, account, session, agentID string) error
 }
+
+// StartCookie holds the CSRF token of the sign-in start form, which has no
+// session yet (a double-submitted cookie).
+const StartCookie = "pircan_start"
 
 // Config holds the portal's settings.
 type Config struct {
@@ -78,7 +85,7 @@ func init() {
 			return id
 		},
 	}
-	for _, name := range []string{"signin", "agents", "sessions", "message"} {
+	for _, name := range []string{"signin", "start", "agents", "sessions", "message", "confirm"} {
 		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
@@ -96,9 +103,12 @@ func New(st Store, cfg Config) *Handler {
 	})
 	h.mux.HandleFunc("GET /owner/sessions", h.signedIn(h.sessions))
 	h.mux.HandleFunc("GET /owner/signed-out", h.signedOut)
+	h.mux.HandleFunc("POST /owner/sign-in", h.startSignIn)
 	h.mux.HandleFunc("POST /owner/policy", h.action(h.setPolicy))
 	h.mux.HandleFunc("POST /owner/decide", h.action(h.decide))
 	h.mux.HandleFunc("POST /owner/revoke", h.action(h.revoke))
+	h.mux.HandleFunc("POST /owner/binding", h.action(h.decideBinding))
+	h.mux.HandleFunc("POST /owner/release", h.action(h.release))
 	h.mux.HandleFunc("POST /owner/sessions/end", h.action(h.endSession))
 	h.mux.HandleFunc("POST /owner/sign-out", h.action(h.signOut))
 	h.mux.HandleFunc("/owner/", func(w http.ResponseWriter, r *http.Request) {
@@ -188,40 +198,77 @@ func address(r *http.Request) string {
 	return host
 }
 
+// index shows the signed-in portal, the waiting sign-in (the same code on
+// every reload: the page refreshes to notice the LOGIN), or the start page.
+// A GET never starts a sign-in: only the start form's POST does.
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
-	s, hasCookie, err := h.current(r)
+	s, _, err := h.current(r)
 	if err != nil {
 		h.internal(w, err)
 		return
 	}
-	fresh := r.URL.Query().Get("new") == "1"
 	switch {
 	case s.Active:
 		h.agents(w, r, s)
-		return
-	case s.Waiting && !fresh:
+	case s.Waiting:
 		h.signIn(w, s)
-		return
-	case s.ID != "" && !fresh:
-		// A code that ran out, or a session that ended: say so, and let the
-		// person ask for a new code (a refreshing page must not start one
-		// sign-in after another).
-		heading, text := "This code has expired", "Codes work for 10 minutes. Get a new code to sign in."
-		if s.Account != "" {
-			heading, text = "Your session has ended", "You were signed out (or 12 hours passed). Sign in again with a new code."
-		}
-		h.message(w, http.StatusOK, heading, text, "/owner?new=1", "Get a new code")
-		return
-	case !hasCookie && r.Header.Get("Sec-Fetch-Site") == "cross-site":
-		// A link from another site: the SameSite=Strict cookie was not
-		// sent. Continue here, where it is, before starting a sign-in.
-		h.message(w, http.StatusOK, "PIRCAN owner portal", "You followed a link from another site.", "/owner", "Continue to the owner portal")
-		return
+	case s.ID != "" && s.Account != "":
+		h.start(w, r, "Your session has ended", "You were signed out (or 12 hours passed). Sign in again with a new code.")
+	case s.ID != "":
+		h.start(w, r, "This code has expired", "Codes work for 10 minutes. Get a new code to sign in.")
+	default:
+		h.start(w, r, "Sign in to the owner portal", "Owners sign in with their IRC account: this page gives you a code to send to "+h.cfg.BotNick+" while identified with NickServ.")
 	}
-	h.startSignIn(w, r)
 }
 
+type startData struct {
+	Heading, Text, CSRF string
+}
+
+// start renders the start page, whose form asks for a code. Its CSRF
+// token is double-submitted: in the form and in a cookie of its own.
+func (h *Handler) start(w http.ResponseWriter, r *http.Request, heading, text string) {
+	token := ""
+	if c, err := r.Cookie(StartCookie); err == nil && len(c.Value) == 43 {
+		token = c.Value
+	} else {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b)
+		token = base64.RawURLEncoding.EncodeToString(b)
+		http.SetCookie(w, &http.Cookie{Name: StartCookie, Value: token, Path: "/owner", HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: secure(r)})
+	}
+	h.render(w, http.StatusOK, "start", page{Title: "Sign in", Data: startData{heading, text, token}})
+}
+
+func secure(r *http.Request) bool {
+	return r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https"
+}
+
+// startSignIn is the start form's POST: a new code for this browser, unless
+// it already has one that is still valid (a second click is no new start).
 func (h *Handler) startSignIn(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if err := r.ParseForm(); err != nil {
+		h.message(w, http.StatusBadRequest, "Bad request", "The form could not be read.", "/owner", "Back to the owner portal")
+		return
+	}
+	c, err := r.Cookie(StartCookie)
+	token := r.PostForm.Get("csrf")
+	if err != nil || token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(c.Value)) != 1 ||
+		r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		h.message(w, http.StatusForbidden, "Forbidden", "The form's security token is missing or wrong. Reload the page and try again.", "/owner", "Back to the owner portal")
+		return
+	}
+	s, _, err := h.current(r)
+	if err != nil {
+		h.internal(w, err)
+		return
+	}
+	if s.Waiting || s.Active {
+		http.Redirect(w, r, "/owner", http.StatusSeeOther)
+		return
+	}
 	secret := make([]byte, 32)
 	csrf := make([]byte, 32)
 	_, _ = rand.Read(secret)
@@ -231,12 +278,10 @@ func (h *Handler) startSignIn(w http.ResponseWriter, r *http.Request) {
 	if len(ua) > 300 {
 		ua = ua[:300]
 	}
-	s, err := h.st.StartSignIn(r.Context(), pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: base64.RawURLEncoding.EncodeToString(csrf),
+	s, err = h.st.StartSignIn(r.Context(), pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: base64.RawURLEncoding.EncodeToString(csrf),
 		Address: address(r), UserAgent: strings.ToValidUTF8(ua, "")}, h.cfg.Limits.SignInStartsHour)
 	if errors.Is(err, pircan.ErrRateLimited) {
-		w.Header().Set("Retry-After", "3600")
-		h.message(w, http.StatusTooManyRequests, "Too many sign-ins",
-			"At most "+strconv.Itoa(h.cfg.Limits.SignInStartsHour)+" sign-ins can be started per hour from one address. Try again later.", "", "")
+		h.tooMany(w, s.RetryAt)
 		return
 	}
 	if err != nil {
@@ -244,9 +289,30 @@ func (h *Handler) startSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: base64.RawURLEncoding.EncodeToString(secret), Path: "/owner",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r),
 		MaxAge: int(pircan.SessionLifetime / time.Second)})
-	h.signIn(w, s)
+	http.Redirect(w, r, "/owner", http.StatusSeeOther)
+}
+
+// tooMany is the 429 page: it says when to retry, and so does Retry-After.
+func (h *Handler) tooMany(w http.ResponseWriter, at time.Time) {
+	secs := int(time.Until(at).Seconds()) + 1
+	if secs < 1 {
+		secs = 1
+	}
+	mins := (secs + 59) / 60
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	h.message(w, http.StatusTooManyRequests, "Too many sign-in codes",
+		"This address asked for "+strconv.Itoa(h.cfg.Limits.SignInStartsHour)+" sign-in codes in the last hour that were not used. "+
+			"Try again after "+at.UTC().Format("15:04 UTC")+" (in about "+strconv.Itoa(mins)+" minute"+plural(mins)+"). "+
+			"Codes that were used to sign in do not count.", "/owner", "Back to the owner portal")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 type signInData struct {
@@ -262,7 +328,7 @@ func (h *Handler) signIn(w http.ResponseWriter, s pircan.PortalSession) {
 }
 
 func (h *Handler) signedOut(w http.ResponseWriter, r *http.Request) {
-	h.message(w, http.StatusOK, "Signed out", "This browser is signed out of the owner portal.", "/owner?new=1", "Sign in again")
+	h.message(w, http.StatusOK, "Signed out", "This browser is signed out of the owner portal.", "/owner", "Sign in again")
 }
 
 // signedIn wraps a GET page that needs an active session.
@@ -324,6 +390,8 @@ func (h *Handler) actionError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &fe):
 		h.message(w, http.StatusBadRequest, "Not done", string(fe), "/owner", "Back to the owner portal")
+	case errors.Is(err, pircan.ErrNotAuthorized):
+		h.message(w, http.StatusForbidden, "Read-only", "Another account is this agent's confirmed owner: only that account can change it here.", "/owner", "Back to the owner portal")
 	case errors.Is(err, pircan.ErrNotFound):
 		h.message(w, http.StatusNotFound, "Not found", "No such agent, request, agreement or session of yours.", "/owner", "Back to the owner portal")
 	case errors.Is(err, pircan.ErrNotPending):
@@ -339,11 +407,14 @@ func (h *Handler) actionError(w http.ResponseWriter, err error) {
 
 // flashes are the confirmations a redirect may name (?done=…).
 var flashes = map[string]string{
-	"policy":   "Policy saved.",
-	"accepted": "Request accepted: the agreement is active.",
-	"declined": "Request declined.",
-	"revoked":  "Agreement revoked.",
-	"ended":    "Session ended.",
+	"policy":    "Policy saved.",
+	"accepted":  "Request accepted: the agreement is active.",
+	"declined":  "Request declined.",
+	"revoked":   "Agreement revoked.",
+	"ended":     "Session ended.",
+	"confirmed": "You are now this agent's owner.",
+	"refused":   "You declined to be this agent's owner.",
+	"released":  "You released the agent: it acts as its own owner again.",
 }
 
 type agentView struct {
@@ -354,7 +425,9 @@ type agentView struct {
 
 type agentsData struct {
 	Agents   []agentView
+	Pending  []pircan.PendingBinding
 	Policies []policyChoice
+	Account  string
 }
 
 type policyChoice struct{ Value, Text string }
@@ -380,7 +453,11 @@ func (h *Handler) agents(w http.ResponseWriter, r *http.Request, s pircan.Portal
 		h.internal(w, err)
 		return
 	}
-	data := agentsData{Policies: policyChoices}
+	data := agentsData{Policies: policyChoices, Account: s.Account}
+	if data.Pending, err = h.st.PendingBindings(ctx, s.Account); err != nil {
+		h.internal(w, err)
+		return
+	}
 	for _, a := range owned {
 		v := agentView{OwnedAgent: a}
 		if v.Pending, _, err = h.st.Contacts(ctx, a.ID, true, "pending", listMax, 0); err != nil {
@@ -493,7 +570,53 @@ func (h *Handler) revoke(w http.ResponseWriter, r *http.Request, s pircan.Portal
 	if err != nil {
 		return "", err
 	}
+	if r.PostForm.Get("confirm") != "yes" {
+		h.confirm(w, s, confirmData{Heading: "Revoke this agreement?",
+			Text:   "The agreement " + agreementID + " ends for both parties at once; the other agent is told. This cannot be undone: a new agreement needs a new request.",
+			Action: "/owner/revoke", Button: "Revoke", ID: "confirm-revoke",
+			Fields: map[string]string{"agent_id": agentID, "agreement_id": agreementID}})
+		return "", nil
+	}
 	return "/owner?done=revoked", h.st.OwnerRevoke(r.Context(), s.Account, s.ID, agentID, agreementID)
+}
+
+type confirmData struct {
+	Heading, Text, Action, Button, ID string
+	Fields                            map[string]string
+}
+
+// confirm is the second step of an action that cannot be undone: the same
+// form again, with confirm=yes.
+func (h *Handler) confirm(w http.ResponseWriter, s pircan.PortalSession, d confirmData) {
+	h.render(w, http.StatusOK, "confirm", page{Title: d.Heading, Account: s.Account, CSRF: s.CSRFToken, Nav: "agents", Data: d})
+}
+
+func (h *Handler) decideBinding(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
+	agentID, err := formID(r, "agent_id")
+	if err != nil {
+		return "", err
+	}
+	switch r.PostForm.Get("decision") {
+	case "confirm":
+		return "/owner?done=confirmed", h.st.DecideBinding(r.Context(), s.Account, s.ID, agentID, true)
+	case "decline":
+		return "/owner?done=refused", h.st.DecideBinding(r.Context(), s.Account, s.ID, agentID, false)
+	}
+	return "", formError("Confirm or decline.")
+}
+
+func (h *Handler) release(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
+	agentID, err := formID(r, "agent_id")
+	if err != nil {
+		return "", err
+	}
+	if r.PostForm.Get("confirm") != "yes" {
+		h.confirm(w, s, confirmData{Heading: "Release this agent?",
+			Text:   "You stop being the owner of agent " + agentID + ". Its own account acts as its owner again and can change a locked policy.",
+			Action: "/owner/release", Button: "Release", ID: "confirm-release", Fields: map[string]string{"agent_id": agentID}})
+		return "", nil
+	}
+	return "/owner?done=released", h.st.ReleaseAgent(r.Context(), s.Account, s.ID, agentID)
 }
 
 func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {

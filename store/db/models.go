@@ -120,6 +120,15 @@ type Owner struct {
 	VerifiedAt    pgtype.Timestamptz
 }
 
+type OwnerBinding struct {
+	AgentID      string
+	OwnerFolded  string
+	OwnerAccount string
+	Status       string
+	NamedAt      time.Time
+	DecidedAt    pgtype.Timestamptz
+}
+
 type PortalSession struct {
 	ID            string
 	SecretSha256  []byte

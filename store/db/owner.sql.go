@@ -12,11 +12,27 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const accountKnown = `-- name: AccountKnown :one
+SELECT (EXISTS (SELECT 1 FROM agent_accounts aa WHERE aa.account_folded = $1::text)
+    OR EXISTS (SELECT 1 FROM owners ow WHERE ow.account_folded = $1::text)
+    OR EXISTS (SELECT 1 FROM owner_bindings bb WHERE bb.owner_folded = $1::text))::boolean AS known
+`
+
+// Whether PIRCAN has ever seen an account: an agent's, a portal owner's, or
+// one an agent named as its owner.
+func (q *Queries) AccountKnown(ctx context.Context, folded string) (bool, error) {
+	row := q.db.QueryRow(ctx, accountKnown, folded)
+	var known bool
+	err := row.Scan(&known)
+	return known, err
+}
+
 const agentWithOwnerByAccount = `-- name: AgentWithOwnerByAccount :one
 SELECT a.id, a.name, a.description, a.capabilities, a.card_url, a.nick, a.created_at, b.account,
-       o.name AS owner_name, o.verification AS owner_verification
+       o.account AS owner_account, o.name AS owner_name, o.verification AS owner_verification
 FROM agent_accounts b JOIN agents a ON a.id = b.agent_id
-LEFT JOIN owners o ON o.account_folded = b.account_folded
+LEFT JOIN owner_bindings ob ON ob.agent_id = a.id AND ob.status = 'confirmed'
+LEFT JOIN owners o ON o.account_folded = coalesce(ob.owner_folded, b.account_folded)
 WHERE b.account_folded = $1
 `
 
@@ -29,11 +45,13 @@ type AgentWithOwnerByAccountRow struct {
 	Nick              string
 	CreatedAt         time.Time
 	Account           string
+	OwnerAccount      *string
 	OwnerName         *string
 	OwnerVerification *string
 }
 
-// AgentByAccount, with the owner of the account when it has one.
+// AgentByAccount, with its owner: the confirmed owner account when it has
+// one, else the account itself once it signed in to the portal.
 func (q *Queries) AgentWithOwnerByAccount(ctx context.Context, accountFolded string) (AgentWithOwnerByAccountRow, error) {
 	row := q.db.QueryRow(ctx, agentWithOwnerByAccount, accountFolded)
 	var i AgentWithOwnerByAccountRow
@@ -46,6 +64,7 @@ func (q *Queries) AgentWithOwnerByAccount(ctx context.Context, accountFolded str
 		&i.Nick,
 		&i.CreatedAt,
 		&i.Account,
+		&i.OwnerAccount,
 		&i.OwnerName,
 		&i.OwnerVerification,
 	)
@@ -53,23 +72,30 @@ func (q *Queries) AgentWithOwnerByAccount(ctx context.Context, accountFolded str
 }
 
 const agentsOfAccount = `-- name: AgentsOfAccount :many
-SELECT a.id, a.name, a.description, a.capabilities, a.nick, a.policy, a.policy_locked
-FROM agent_accounts b JOIN agents a ON a.id = b.agent_id
-WHERE b.account_folded = $1
+SELECT a.id, a.name, a.description, a.capabilities, a.nick, a.policy, a.policy_locked,
+       b.account AS agent_account, ob.owner_account AS confirmed_owner
+FROM agents a
+JOIN agent_accounts b ON b.agent_id = a.id
+LEFT JOIN owner_bindings ob ON ob.agent_id = a.id AND ob.status = 'confirmed'
+WHERE b.account_folded = $1 OR ob.owner_folded = $1
 ORDER BY b.bound_at, a.id
 `
 
 type AgentsOfAccountRow struct {
-	ID           string
-	Name         string
-	Description  string
-	Capabilities []string
-	Nick         string
-	Policy       string
-	PolicyLocked bool
+	ID             string
+	Name           string
+	Description    string
+	Capabilities   []string
+	Nick           string
+	Policy         string
+	PolicyLocked   bool
+	AgentAccount   string
+	ConfirmedOwner *string
 }
 
-// Every agent bound to an account, with its policy.
+// The agents an account holds owner powers over or sees in the portal:
+// those whose confirmed owner it is, and its own agent (read-only when
+// another account is its confirmed owner: confirmed_owner names it).
 func (q *Queries) AgentsOfAccount(ctx context.Context, accountFolded string) ([]AgentsOfAccountRow, error) {
 	rows, err := q.db.Query(ctx, agentsOfAccount, accountFolded)
 	if err != nil {
@@ -87,6 +113,8 @@ func (q *Queries) AgentsOfAccount(ctx context.Context, accountFolded string) ([]
 			&i.Nick,
 			&i.Policy,
 			&i.PolicyLocked,
+			&i.AgentAccount,
+			&i.ConfirmedOwner,
 		); err != nil {
 			return nil, err
 		}
@@ -123,6 +151,38 @@ func (q *Queries) ApprovePortalSession(ctx context.Context, arg ApprovePortalSes
 	return i, err
 }
 
+const bindingOfAgent = `-- name: BindingOfAgent :one
+SELECT ob.owner_account, ob.owner_folded, ob.status, ob.named_at, ob.decided_at, o.name AS owner_name, o.verification AS owner_verification
+FROM owner_bindings ob
+LEFT JOIN owners o ON o.account_folded = ob.owner_folded
+WHERE ob.agent_id = $1
+`
+
+type BindingOfAgentRow struct {
+	OwnerAccount      string
+	OwnerFolded       string
+	Status            string
+	NamedAt           time.Time
+	DecidedAt         pgtype.Timestamptz
+	OwnerName         *string
+	OwnerVerification *string
+}
+
+func (q *Queries) BindingOfAgent(ctx context.Context, agentID string) (BindingOfAgentRow, error) {
+	row := q.db.QueryRow(ctx, bindingOfAgent, agentID)
+	var i BindingOfAgentRow
+	err := row.Scan(
+		&i.OwnerAccount,
+		&i.OwnerFolded,
+		&i.Status,
+		&i.NamedAt,
+		&i.DecidedAt,
+		&i.OwnerName,
+		&i.OwnerVerification,
+	)
+	return i, err
+}
+
 const countLoginAttempts = `-- name: CountLoginAttempts :one
 SELECT count(*) FROM login_attempts WHERE account_folded = $1 AND at > now() - interval '1 hour'
 `
@@ -135,15 +195,62 @@ func (q *Queries) CountLoginAttempts(ctx context.Context, accountFolded string) 
 }
 
 const countSignInStarts = `-- name: CountSignInStarts :one
-SELECT count(*) FROM portal_sessions WHERE address = $1 AND created_at > now() - interval '1 hour'
+SELECT count(*) AS n,
+       (coalesce(min(created_at), now()) + interval '1 hour')::timestamptz AS frees_at
+FROM portal_sessions
+WHERE address = $1 AND approved_at IS NULL AND created_at > now() - interval '1 hour'
 `
 
-// Sign-in starts of the last hour from one address (spec §4).
-func (q *Queries) CountSignInStarts(ctx context.Context, address string) (int64, error) {
+type CountSignInStartsRow struct {
+	N       int64
+	FreesAt time.Time
+}
+
+// Sign-in codes asked for from one address in the last hour and not used
+// (spec §4's limit; see protocol-notes), and when the oldest of them
+// leaves the window.
+func (q *Queries) CountSignInStarts(ctx context.Context, address string) (CountSignInStartsRow, error) {
 	row := q.db.QueryRow(ctx, countSignInStarts, address)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+	var i CountSignInStartsRow
+	err := row.Scan(&i.N, &i.FreesAt)
+	return i, err
+}
+
+const decideBinding = `-- name: DecideBinding :execrows
+UPDATE owner_bindings SET status = $1, decided_at = now()
+WHERE agent_id = $2 AND owner_folded = $3 AND status = 'pending'
+`
+
+type DecideBindingParams struct {
+	Status      string
+	AgentID     string
+	OwnerFolded string
+}
+
+// The named owner confirms or declines a pending binding.
+func (q *Queries) DecideBinding(ctx context.Context, arg DecideBindingParams) (int64, error) {
+	result, err := q.db.Exec(ctx, decideBinding, arg.Status, arg.AgentID, arg.OwnerFolded)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deleteBinding = `-- name: DeleteBinding :execrows
+DELETE FROM owner_bindings WHERE agent_id = $1 AND status = ANY($2::text[])
+`
+
+type DeleteBindingParams struct {
+	AgentID  string
+	Statuses []string
+}
+
+func (q *Queries) DeleteBinding(ctx context.Context, arg DeleteBindingParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteBinding, arg.AgentID, arg.Statuses)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const endAccountSessions = `-- name: EndAccountSessions :many
@@ -296,6 +403,31 @@ func (q *Queries) ListAccountSessions(ctx context.Context, accountFolded string)
 	return items, nil
 }
 
+const lockBindingOfAgent = `-- name: LockBindingOfAgent :one
+SELECT owner_account, owner_folded, status,
+       coalesce(decided_at > now() - interval '24 hours', false)::boolean AS recent
+FROM owner_bindings WHERE agent_id = $1 FOR UPDATE
+`
+
+type LockBindingOfAgentRow struct {
+	OwnerAccount string
+	OwnerFolded  string
+	Status       string
+	Recent       bool
+}
+
+func (q *Queries) LockBindingOfAgent(ctx context.Context, agentID string) (LockBindingOfAgentRow, error) {
+	row := q.db.QueryRow(ctx, lockBindingOfAgent, agentID)
+	var i LockBindingOfAgentRow
+	err := row.Scan(
+		&i.OwnerAccount,
+		&i.OwnerFolded,
+		&i.Status,
+		&i.Recent,
+	)
+	return i, err
+}
+
 const lockLoginAttempts = `-- name: LockLoginAttempts :exec
 SELECT pg_advisory_xact_lock(7340005, hashtext($1::text))
 `
@@ -359,6 +491,50 @@ func (q *Queries) OwnerByAccount(ctx context.Context, accountFolded string) (Own
 	return i, err
 }
 
+const pendingBindingsFor = `-- name: PendingBindingsFor :many
+SELECT a.id, a.name, a.description, b.account AS agent_account, ob.named_at
+FROM owner_bindings ob
+JOIN agents a ON a.id = ob.agent_id
+JOIN agent_accounts b ON b.agent_id = a.id
+WHERE ob.owner_folded = $1 AND ob.status = 'pending'
+ORDER BY ob.named_at, a.id
+`
+
+type PendingBindingsForRow struct {
+	ID           string
+	Name         string
+	Description  string
+	AgentAccount string
+	NamedAt      time.Time
+}
+
+// Agents that named this account as their owner and wait for it.
+func (q *Queries) PendingBindingsFor(ctx context.Context, ownerFolded string) ([]PendingBindingsForRow, error) {
+	rows, err := q.db.Query(ctx, pendingBindingsFor, ownerFolded)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PendingBindingsForRow{}
+	for rows.Next() {
+		var i PendingBindingsForRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.AgentAccount,
+			&i.NamedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const portalSessionBySecret = `-- name: PortalSessionBySecret :one
 SELECT s.id, s.code, s.csrf_token, s.address, s.user_agent, s.created_at,
        s.account, s.account_folded, s.approved_at, s.expires_at, s.ended_at,
@@ -404,6 +580,45 @@ func (q *Queries) PortalSessionBySecret(ctx context.Context, secretSha256 []byte
 		&i.Active,
 	)
 	return i, err
+}
+
+const releaseBinding = `-- name: ReleaseBinding :execrows
+DELETE FROM owner_bindings WHERE agent_id = $1 AND owner_folded = $2 AND status = 'confirmed'
+`
+
+type ReleaseBindingParams struct {
+	AgentID     string
+	OwnerFolded string
+}
+
+// The confirmed owner lets the agent go.
+func (q *Queries) ReleaseBinding(ctx context.Context, arg ReleaseBindingParams) (int64, error) {
+	result, err := q.db.Exec(ctx, releaseBinding, arg.AgentID, arg.OwnerFolded)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const upsertBinding = `-- name: UpsertBinding :one
+INSERT INTO owner_bindings (agent_id, owner_folded, owner_account, status)
+VALUES ($1, $2, $3, 'pending')
+ON CONFLICT (agent_id) DO UPDATE SET owner_folded = excluded.owner_folded, owner_account = excluded.owner_account,
+    status = 'pending', named_at = now(), decided_at = NULL
+RETURNING named_at
+`
+
+type UpsertBindingParams struct {
+	AgentID      string
+	OwnerFolded  string
+	OwnerAccount string
+}
+
+func (q *Queries) UpsertBinding(ctx context.Context, arg UpsertBindingParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, upsertBinding, arg.AgentID, arg.OwnerFolded, arg.OwnerAccount)
+	var named_at time.Time
+	err := row.Scan(&named_at)
+	return named_at, err
 }
 
 const verifyOwner = `-- name: VerifyOwner :one

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// command is one row of the CLI's table: `pircan help`, `pircan <cmd>
+// --help` and the argument errors are all drawn from it; runners holds
+// what each runs (apart, since the runners read this table).
+type command struct {
+	name     string
+	synopsis []string // usage lines, without "pircan "
+	summary  string
+}
+
+type runner func(ctx context.Context, args []string, out io.Writer) error
+
+var runners = map[string]runner{
+	"serve":   runServe,
+	"migrate": migrateTo,
+	"channel": runChannel,
+	"audit":   runAudit,
+	"reports": runReports,
+	"owner":   runOwner,
+	"bench":   runBench,
+}
+
+// commands is the CLI. A group (channel, reports, owner) has one synopsis
+// line per subcommand, each starting with the group's name and the
+// subcommand's.
+var commands = []command{
+	{"serve", []string{"serve [--no-migrate] [configuration flags]"}, "run the bot; migrates first unless --no-migrate"},
+	{"migrate", []string{"migrate"}, "bring the database schema up to date"},
+	{"channel", []string{
+		"channel add <#name> [--private] [--topic text]",
+		"channel list",
+		"channel invite <#name> <agent_id>",
+		"channel remove <#name>",
+	}, "the channels PIRCAN joins and lists (the lobby always exists)"},
+	{"audit", []string{"audit [--follow] [--limit n]"}, "print the audit log as JSON lines, newest last"},
+	{"reports", []string{
+		"reports list [--status open|resolved|all] [--limit n]",
+		"reports show <report_id>",
+		"reports resolve <report_id> --resolution text [--action none|warned|removed]",
+	}, "the reports agents filed (REPORT)"},
+	{"owner", []string{
+		"owner verify <account> --name text [--force]",
+		"owner clear <agent_id>",
+	}, "owners: record a checked name; remove an agent's owner binding"},
+	{"bench", []string{"bench [--agents n] [--rate r] [flags]"}, "load test a running PIRCAN over IRC"},
+	{"help", []string{"help [command]"}, "this list, or one command's usage"},
+}
+
+func findCommand(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// topUsage is what `pircan`, `pircan help`, -h and --help print.
+func topUsage() string {
+	var b strings.Builder
+	b.WriteString("usage: pircan <command> [arguments] [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\n" + `pircan <command> --help shows a command's usage and flags. Every command that
+uses the database takes the configuration flags (--database-url, --config, ...;
+pircan serve --help lists them all), each with a PIRCAN_* environment twin.
+pircan alone runs serve when PIRCAN_SASL_ACCOUNT or PIRCAN_CONFIG is set.
+`)
+	return b.String()
+}
+
+// synopsis returns the usage lines of a command, or of one subcommand of a
+// group ("channel add"), as "usage:" text.
+func synopsis(name string) string {
+	group, _, _ := strings.Cut(name, " ")
+	c := findCommand(group)
+	if c == nil {
+		return ""
+	}
+	var lines []string
+	for _, l := range c.synopsis {
+		if l == name || strings.HasPrefix(l, name+" ") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		lines = c.synopsis
+	}
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	for _, l := range lines {
+		b.WriteString("  pircan " + l + "\n")
+	}
+	return b.String()
+}
+
+// usageError is a mistake in the command line: main prints it with the
+// command's usage only and exits 2.
+type usageError struct {
+	cmd, msg string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(cmd, format string, args ...any) error {
+	return &usageError{cmd: cmd, msg: fmt.Sprintf(format, args...)}
+}
+
+// helpShown means a command printed its --help: main exits 0.
+var helpShown = errors.New("help shown")
+
+// wantArgs checks the positional arguments of cmd against their names
+// ("<#name>"): a missing one is named, an extra one quoted.
+func wantArgs(cmd string, pos []string, names ...string) error {
+	if len(pos) < len(names) {
+		return usagef(cmd, "missing argument %s", strings.Join(names[len(pos):], " "))
+	}
+	if len(pos) > len(names) {
+		return usagef(cmd, "unexpected argument %q", pos[len(names)])
+	}
+	for i, p := range pos {
+		if strings.TrimSpace(p) == "" {
+			return usagef(cmd, "argument %s is empty", names[i])
+		}
+	}
+	return nil
+}
+
+// subcommand splits a group's subcommand off its arguments.
+func subcommand(group string, args []string, out io.Writer, subs ...string) (string, []string, error) {
+	if len(args) == 0 {
+		return "", nil, usagef(group, "name a subcommand: %s", strings.Join(subs, ", "))
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(out, synopsis(group))
+		return "", nil, helpShown
+	}
+	for _, s := range subs {
+		if args[0] == s {
+			return s, args[1:], nil
+		}
+	}
+	return "", nil, usagef(group, "unknown subcommand %q (want %s)", args[0], strings.Join(subs, ", "))
+}
+
+// configured says whether the environment configures a deployment, so
+// that `pircan` alone serves (a container given only its environment).
+func configured() bool {
+	return os.Getenv("PIRCAN_SASL_ACCOUNT") != "" || os.Getenv("PIRCAN_CONFIG") != ""
+}
+
+// run is main without the exit: it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		if !configured() {
+			fmt.Fprint(stdout, topUsage())
+			return 0
+		}
+		args = []string{"serve"}
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "-h", "-help", "--help":
+		fmt.Fprint(stdout, topUsage())
+		return 0
+	case "help":
+		if len(rest) == 0 {
+			fmt.Fprint(stdout, topUsage())
+			return 0
+		}
+		name, rest = rest[0], []string{"--help"}
+	}
+	fn := runners[name]
+	if fn == nil {
+		if strings.HasPrefix(name, "-") {
+			fmt.Fprintf(stderr, "pircan: name a command before the flags (pircan serve %s ...); pircan help lists the commands\n", name)
+		} else {
+			fmt.Fprintf(stderr, "pircan: unknown command %q; pircan help lists the commands\n", name)
+		}
+		return 2
+	}
+	err := fn(ctx, rest, stdout)
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, helpShown):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "pircan %s: %s\n\n%s(pircan %s --help for the flags)\n", ue.cmd, ue.msg, synopsis(ue.cmd), ue.cmd)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "pircan %s: %v\n", name, err)
+		return 1
+	}
+}
+
+// printFlags writes a command's --help: its usage, its own flags, and a
+// word on the configuration flags (listed in full for serve).
+func printFlags(out io.Writer, name string, fs *flag.FlagSet, all bool) {
+	fmt.Fprint(out, synopsis(name))
+	var own, conf strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		line := fmt.Sprintf("  --%s\n    \t%s", f.Name, f.Usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			line += fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+		if isSetting(f.Name) {
+			if all {
+				conf.WriteString(line + "\n")
+			}
+			return
+		}
+		own.WriteString(line + "\n")
+	})
+	if own.Len() > 0 {
+		fmt.Fprint(out, "\nflags:\n"+own.String())
+	}
+	if all {
+		fmt.Fprint(out, "\nconfiguration flags:\n"+conf.String())
+	} else {
+		fmt.Fprint(out, "\nand the configuration flags (--database-url, --config, ...): pircan serve --help\n")
+	}
+}
+
+func isSetting(name string) bool {
+	if name == "config" {
+		return true
+	}
+	for _, s := range settings {
+		if s.flag == name {
+			return true
+		}
+	}
+	return false
+}

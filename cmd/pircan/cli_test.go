@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/creatimus/pircan/internal/pgtest"
+	"github.com/creatimus/pircan/store"
+)
+
+// cli runs the command line as main does and returns its exit status and
+// outputs.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestCLIHelpAndUsageErrors(t *testing.T) {
+	t.Setenv("PIRCAN_SASL_ACCOUNT", "")
+	t.Setenv("PIRCAN_CONFIG", "")
+	// Nothing reaches a database here: a wrong argument is refused first.
+	t.Setenv("PIRCAN_DATABASE_URL", "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
+
+	for _, args := range [][]string{nil, {"help"}, {"-h"}, {"--help"}} {
+		code, out, errOut := cli(t, args...)
+		if code != 0 || errOut != "" || !strings.Contains(out, "commands:") || !strings.Contains(out, "  channel ") ||
+			!strings.Contains(out, "  owner ") || strings.Contains(out, "--irc-server") {
+			t.Errorf("pircan %v: %d\n%s\n%s", args, code, out, errOut)
+		}
+	}
+
+	helps := []struct {
+		args       []string
+		want, not_ string
+	}{
+		{[]string{"channel", "--help"}, "pircan channel remove <#name>", "unknown"},
+		{[]string{"help", "channel"}, "pircan channel invite <#name> <agent_id>", "--irc-server"},
+		{[]string{"channel", "add", "--help"}, "--private", "--irc-server"},
+		{[]string{"channel", "add", "-h"}, "pircan channel add <#name>", "channel list"},
+		{[]string{"audit", "--help"}, "--limit", "--irc-server"},
+		{[]string{"serve", "--help"}, "--irc-server", "flag: help requested"},
+		{[]string{"owner", "verify", "--help"}, "--force", "--irc-server"},
+		{[]string{"reports", "--help"}, "pircan reports resolve <report_id>", "--irc-server"},
+		{[]string{"bench", "--help"}, "--agents", "flag: help requested"},
+	}
+	for _, h := range helps {
+		code, out, errOut := cli(t, h.args...)
+		if code != 0 || errOut != "" || !strings.Contains(out, h.want) || strings.Contains(out, h.not_) {
+			t.Errorf("pircan %v: %d\n%s\n%s", h.args, code, out, errOut)
+		}
+	}
+
+	errs := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"channel", "add"}, 2, "pircan channel add: missing argument <#name>"},
+		{[]string{"channel", "invite", "#x"}, 2, "pircan channel invite: missing argument <agent_id>"},
+		{[]string{"channel", "list", "extra"}, 2, `pircan channel list: unexpected argument "extra"`},
+		{[]string{"channel", "frob"}, 2, `pircan channel: unknown subcommand "frob"`},
+		{[]string{"channel"}, 2, "pircan channel: name a subcommand: add, list, invite, remove"},
+		{[]string{"channel", "add", "#x", "--nosuch"}, 2, "pircan channel add: flag provided but not defined: -nosuch"},
+		{[]string{"audit", "--limit", "-5"}, 2, "pircan audit: --limit -5: want 1 to 100000"},
+		{[]string{"audit", "--limit", "0"}, 2, "pircan audit: --limit 0: want 1 to 100000"},
+		{[]string{"audit", "--limit", "many"}, 2, `pircan audit: invalid value "many" for flag -limit`},
+		{[]string{"reports", "list", "--limit", "0"}, 2, "pircan reports list: --limit 0: want 1 to 10000"},
+		{[]string{"reports", "show"}, 2, "pircan reports show: missing argument <report_id>"},
+		{[]string{"owner", "verify"}, 2, "pircan owner verify: missing argument <account>"},
+		{[]string{"owner", "verify", "alice"}, 2, "pircan owner verify: --name is required"},
+		{[]string{"owner", "clear", "x"}, 2, `pircan owner clear: <agent_id> "x" is not an agent id`},
+		{[]string{"bench", "--agents", "0"}, 2, "pircan bench: --agents 0: want 1 to 100000"},
+		{[]string{"serve", "extra"}, 2, `pircan serve: unexpected argument "extra"`},
+		{[]string{"frob"}, 2, `pircan: unknown command "frob"`},
+		{[]string{"--nick", "X"}, 2, "pircan: name a command before the flags"},
+		{[]string{"channel", "remove", "#agents"}, 1, "pircan channel: #agents is the lobby (--lobby): PIRCAN always keeps it"},
+		{[]string{"channel", "remove", "#AGENTS"}, 1, "is the lobby"},
+		{[]string{"channel", "remove", "#lounge", "--lobby", "#lounge"}, 1, "#lounge is the lobby"},
+	}
+	for _, e := range errs {
+		code, out, errOut := cli(t, e.args...)
+		if code != e.code || out != "" || !strings.Contains(errOut, e.want) {
+			t.Errorf("pircan %v: exit %d, want %d; stderr:\n%s\nstdout:\n%s", e.args, code, e.code, errOut, out)
+			continue
+		}
+		if e.code == 2 && (strings.Contains(errOut, "--irc-server") || strings.Count(errOut, "\n") > 12) {
+			t.Errorf("pircan %v: usage beyond the command's own:\n%s", e.args, errOut)
+		}
+	}
+	// Only the one subcommand's usage, not the group's.
+	if _, _, errOut := cli(t, "channel", "add"); !strings.Contains(errOut, "pircan channel add <#name>") || strings.Contains(errOut, "channel list") {
+		t.Errorf("channel add's usage:\n%s", errOut)
+	}
+}
+
+// An unmigrated or older database is refused with what to do.
+func TestCLISchemaCheck(t *testing.T) {
+	dsn := pgtest.Database(t)
+	t.Setenv("PIRCAN_DATABASE_URL", dsn)
+	for _, args := range [][]string{{"channel", "list"}, {"audit"}, {"reports", "list"}} {
+		if code, _, errOut := cli(t, args...); code != 1 || !strings.Contains(errOut, "run pircan migrate") || strings.Contains(errOut, "does not exist") {
+			t.Errorf("unmigrated, pircan %v: %d %s", args, code, errOut)
+		}
+	}
+	if code, out, errOut := cli(t, "migrate"); code != 0 {
+		t.Fatalf("migrate: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "channel", "list"); code != 0 {
+		t.Fatalf("migrated: %d %s", code, errOut)
+	}
+	// One migration short: an older schema.
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Pool().Exec(t.Context(), `DELETE FROM goose_db_version WHERE version_id = (SELECT max(version_id) FROM goose_db_version)`); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli(t, "channel", "list"); code != 1 || !strings.Contains(errOut, "run pircan migrate") {
+		t.Errorf("older schema: %d %s", code, errOut)
+	}
+}

@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store/db"
+)
+
+// Owner bindings (OWNER; DESIGN.md "Owners"): an agent names an owner
+// account, which confirms or declines it in the portal. Audit actions:
+// owner.named, owner.confirmed, owner.declined, owner.cleared (details.by:
+// agent, owner or operator).
+
+// OwnerBinding implements pircan.Store.
+func (s *Store) OwnerBinding(ctx context.Context, agentID string) (*pircan.Binding, error) {
+	var out *pircan.Binding
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		r, err := q.BindingOfAgent(ctx, agentID)
+		if errors.Is(err, errNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out = &pircan.Binding{Account: r.OwnerAccount, Status: r.Status, NamedAt: r.NamedAt}
+		if r.DecidedAt.Valid {
+			out.DecidedAt = r.DecidedAt.Time
+		}
+		if r.OwnerName != nil && r.OwnerVerification != nil {
+			out.Owner = &pircan.Owner{Account: r.OwnerAccount, Name: *r.OwnerName, Verification: *r.OwnerVerification}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// NameOwner implements pircan.Store.
+func (s *Store) NameOwner(ctx context.Context, actor pircan.Actor, account string) (pircan.Binding, error) {
+	var out pircan.Binding
+	folded := foldAccount(account)
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		var replaced string
+		old, err := q.LockBindingOfAgent(ctx, actor.AgentID)
+		switch {
+		case errors.Is(err, errNoRows):
+		case err != nil:
+			return err
+		case old.Status == pircan.BindingConfirmed:
+			return pircan.ErrOwnerConfirmed
+		case old.Status == pircan.BindingDeclined && old.OwnerFolded == folded && old.Recent:
+			return pircan.ErrCooldown
+		default:
+			replaced = old.OwnerAccount
+		}
+		at, err := q.UpsertBinding(ctx, db.UpsertBindingParams{AgentID: actor.AgentID, OwnerFolded: folded, OwnerAccount: account})
+		if err != nil {
+			return err
+		}
+		out = pircan.Binding{Account: account, Status: pircan.BindingPending, NamedAt: at}
+		details := map[string]any{"owner_account": account}
+		if replaced != "" {
+			details["replaced"] = replaced
+		}
+		return audit(ctx, q, actor, "owner.named", actor.AgentID, details)
+	})
+	return out, err
+}
+
+// ClearOwner implements pircan.Store.
+func (s *Store) ClearOwner(ctx context.Context, actor pircan.Actor) (*pircan.Binding, error) {
+	var out *pircan.Binding
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		old, err := q.LockBindingOfAgent(ctx, actor.AgentID)
+		if errors.Is(err, errNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if old.Status == pircan.BindingConfirmed {
+			return pircan.ErrOwnerConfirmed
+		}
+		if _, err := q.DeleteBinding(ctx, db.DeleteBindingParams{AgentID: actor.AgentID,
+			Statuses: []string{pircan.BindingPending, pircan.BindingDeclined}}); err != nil {
+			return err
+		}
+		out = &pircan.Binding{Account: old.OwnerAccount, Status: old.Status}
+		return audit(ctx, q, actor, "owner.cleared", actor.AgentID,
+			map[string]any{"by": "agent", "owner_account": old.OwnerAccount, "status": old.Status})
+	})
+	return out, err
+}
+
+// PendingBindings lists the agents waiting for account to confirm it as
+// their owner.
+func (s *Store) PendingBindings(ctx context.Context, account string) ([]pircan.PendingBinding, error) {
+	var out []pircan.PendingBinding
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.PendingBindingsFor(ctx, foldAccount(account))
+		for _, r := range rows {
+			out = append(out, pircan.PendingBinding{AgentID: r.ID, Name: r.Name, Description: r.Description,
+				AgentAccount: r.AgentAccount, NamedAt: r.NamedAt})
+		}
+		return err
+	})
+	return out, err
+}
+
+// DecideBinding confirms or declines, as the named account from a portal
+// session, an agent's pending binding: ErrNotFound unless one is pending
+// for that account.
+func (s *Store) DecideBinding(ctx context.Context, account, session, agentID string, confirm bool) error {
+	status, action := pircan.BindingDeclined, "owner.declined"
+	if confirm {
+		status, action = pircan.BindingConfirmed, "owner.confirmed"
+	}
+	return s.withTx(ctx, func(q *db.Queries) error {
+		n, err := q.DecideBinding(ctx, db.DecideBindingParams{Status: status, AgentID: agentID, OwnerFolded: foldAccount(account)})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return pircan.ErrNotFound
+		}
+		return audit(ctx, q, pircan.Actor{Account: account, Session: session}, action, agentID, map[string]any{"owner_account": account})
+	})
+}
+
+// ReleaseAgent ends, as its confirmed owner from a portal session, the
+// binding of an agent: the agent's own account acts as owner again.
+func (s *Store) ReleaseAgent(ctx context.Context, account, session, agentID string) error {
+	return s.withTx(ctx, func(q *db.Queries) error {
+		n, err := q.ReleaseBinding(ctx, db.ReleaseBindingParams{AgentID: agentID, OwnerFolded: foldAccount(account)})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return pircan.ErrNotFound
+		}
+		return audit(ctx, q, pircan.Actor{Account: account, Session: session}, "owner.cleared", agentID,
+			map[string]any{"by": "owner", "owner_account": account, "status": pircan.BindingConfirmed})
+	})
+}
+
+// ClearOwnerByOperator removes any binding of an agent (pircan owner clear):
+// the way out when a confirmed owner is gone. It returns the binding that
+// was removed, or nil.
+func (s *Store) ClearOwnerByOperator(ctx context.Context, operator, agentID string) (*pircan.Binding, error) {
+	var out *pircan.Binding
+	err := s.withTx(ctx, func(q *db.Queries) error {
+		old, err := q.LockBindingOfAgent(ctx, agentID)
+		if errors.Is(err, errNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := q.DeleteBinding(ctx, db.DeleteBindingParams{AgentID: agentID,
+			Statuses: []string{pircan.BindingPending, pircan.BindingDeclined, pircan.BindingConfirmed}}); err != nil {
+			return err
+		}
+		out = &pircan.Binding{Account: old.OwnerAccount, Status: old.Status}
+		return audit(ctx, q, pircan.Actor{Account: operator}, "owner.cleared", agentID,
+			map[string]any{"by": "operator", "owner_account": old.OwnerAccount, "status": old.Status})
+	})
+	return out, err
+}
