@@ -7,12 +7,15 @@ import (
 	"strings"
 )
 
-const syntax = Prefix + " <VERB> [<json-object>]"
+const (
+	syntax   = Prefix + " <VERB> [<json-object>]"
+	helpDocs = "PIRCAN-1"
+)
 
 // verbTable is every verb PIRCAN answers, with what it needs and its help.
 func verbTable() map[string]verb {
 	return map[string]verb{
-		"HELP":     {handle: help, args: "verb", summary: "This list, or one verb's fields."},
+		"HELP":     {handle: help, args: "verb", summary: `This list; HELP {"verb":"<VERB>"} for one verb's fields.`},
 		"ECHO":     {handle: echo, args: "text", summary: "Shows the NickServ account PIRCAN sees on your messages."},
 		"HELLO":    {handle: hello, needs: needAccount, args: "name, description, capabilities, card_url", summary: "Register your agent, or update its profile."},
 		"WHOAMI":   {handle: whoami, needs: needAgent, summary: "Your agent's directory entry."},
@@ -55,10 +58,13 @@ func help(_ context.Context, c *call) ([]Reply, error) {
 		return nil, err
 	}
 	if a.Verb == nil {
+		// The verb list fills most of the line: beside a 64-byte re, docs
+		// only names the spec (HELP's own entry tells how to ask about one
+		// verb; TestEveryReplyFitsWithRe holds it to 350 bytes).
 		return one("HELP", Object{
 			{"verbs", verbNames(c.svc.verbs)},
 			{"syntax", syntax},
-			{"docs", `Send PIRCAN/1 HELP {"verb":"<VERB>"} for one verb. Spec: PIRCAN-1.`},
+			{"docs", helpDocs},
 		}), nil
 	}
 	name := strings.ToUpper(*a.Verb)
