@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -89,6 +88,13 @@ func Encode(r Reply) (string, error) {
 	default:
 		fields = append(fields, Field{"truncated", true})
 	}
+	// No text longer than a whole line can stay whole: cut those first, so
+	// that a 60,000-byte text costs no more than a short one.
+	for _, l := range leaves(fields, nil) {
+		if l.item < 0 && len(l.get()) > MaxRelayedReplyBytes {
+			l.set(cutEscaped(l.get(), MaxRelayedReplyBytes))
+		}
+	}
 	for {
 		over := overBy(r.Verb, fields)
 		if over <= 0 {
@@ -102,12 +108,12 @@ func Encode(r Reply) (string, error) {
 
 // overBy is how many bytes the reply is over its budget (<= 0: it fits).
 func overBy(verb string, fields Object) int {
-	line := len(encodeLine(verb, fields))
+	line := lineLen(verb, fields)
 	n := len(fields)
 	if !relayed[verb] || n == 0 || fields[n-1].Key != "re" {
 		return line - MaxReplyBytes
 	}
-	bare := len(encodeLine(verb, fields[:n-1]))
+	bare := lineLen(verb, fields[:n-1])
 	return max(bare-MaxReplyBytes, line-MaxRelayedReplyBytes)
 }
 
@@ -185,40 +191,113 @@ func writeStrings(b *strings.Builder, list []string) {
 func writeString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for _, r := range s {
-		b.WriteString(escapeRune(r))
+		writeRune(b, r)
 	}
 	b.WriteByte('"')
 }
 
 const hexDigits = "0123456789abcdef"
 
-// escapeRune is a rune as a JSON string holds it. Every C0 and C1 control,
-// DEL, the line and paragraph separators and every bidi control (they can
-// make a name read as another's) is written as a \uXXXX escape, so none
-// reaches an IRC client raw, whatever the text came from.
-func escapeRune(r rune) string {
+// writeRune writes a rune as a JSON string holds it. Every C0 and C1
+// control, DEL, the line and paragraph separators and every bidi control
+// (they can make a name read as another's) is written as a \uXXXX escape,
+// so none reaches an IRC client raw, whatever the text came from.
+func writeRune(b *strings.Builder, r rune) {
 	switch r {
 	case '"':
-		return `\"`
+		b.WriteString(`\"`)
 	case '\\':
-		return `\\`
+		b.WriteString(`\\`)
 	case '\n':
-		return `\n`
+		b.WriteString(`\n`)
 	case '\r':
-		return `\r`
+		b.WriteString(`\r`)
 	case '\t':
-		return `\t`
+		b.WriteString(`\t`)
+	default:
+		if controlRune(r) {
+			b.WriteString(`\u`)
+			b.WriteByte(hexDigits[r>>12&0xf])
+			b.WriteByte(hexDigits[r>>8&0xf])
+			b.WriteByte(hexDigits[r>>4&0xf])
+			b.WriteByte(hexDigits[r&0xf])
+			return
+		}
+		b.WriteRune(r) // utf8.RuneError for invalid bytes encodes as U+FFFD
 	}
-	if r < 0x20 || r >= 0x7f && r <= 0x9f || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
-		return `\u` + string([]byte{hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf]})
-	}
-	return string(r) // utf8.RuneError for invalid bytes encodes as U+FFFD
 }
 
+// runeLen is how many bytes writeRune writes for r.
+func runeLen(r rune) int {
+	switch {
+	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+		return 2
+	case controlRune(r):
+		return 6
+	}
+	return utf8.RuneLen(r)
+}
+
+// controlRune is what must never reach an IRC client raw: C0 and C1
+// controls, DEL, U+2028/U+2029 and the bidi controls (Unicode's
+// Bidi_Control: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069).
+func controlRune(r rune) bool {
+	if r < 0x80 {
+		return r < 0x20 || r == 0x7f
+	}
+	return r <= 0x9f || r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x2028 && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
+
+// escapedLen is how many bytes s takes inside a JSON string.
 func escapedLen(s string) int {
 	n := 0
 	for _, r := range s {
-		n += len(escapeRune(r))
+		n += runeLen(r)
+	}
+	return n
+}
+
+// lineLen is len(encodeLine(verb, o)), counted without writing it.
+func lineLen(verb string, o Object) int {
+	return len(Prefix) + 1 + len(verb) + 1 + objectLen(o)
+}
+
+func objectLen(o Object) int {
+	n := 2 + max(len(o)-1, 0)
+	for _, f := range o {
+		n += 2 + escapedLen(f.Key) + 1 + valueLen(f.Value)
+	}
+	return n
+}
+
+func valueLen(v any) int {
+	switch v := v.(type) {
+	case nil:
+		return 4
+	case string:
+		return 2 + escapedLen(v)
+	case Text:
+		return 2 + escapedLen(string(v))
+	case bool:
+		return len(strconv.FormatBool(v))
+	case int:
+		return len(strconv.Itoa(v))
+	case int64:
+		return len(strconv.FormatInt(v, 10))
+	case []string:
+		return listLen(v)
+	case TextList:
+		return listLen(v)
+	case Object:
+		return objectLen(v)
+	}
+	panic("pircan: unsupported reply value type")
+}
+
+func listLen(list []string) int {
+	n := 2 + max(len(list)-1, 0)
+	for _, s := range list {
+		n += 2 + escapedLen(s)
 	}
 	return n
 }
@@ -312,18 +391,16 @@ func shortenLongest(o Object, over int) bool {
 	return true
 }
 
-// cutEscaped removes whole runes from the end of s until its encoding has
-// at most target bytes, keeping the first rune: the cut always lands on a
-// rune boundary, never inside an escape or a UTF-8 sequence.
+// cutEscaped is the longest prefix of s whose encoding has at most target
+// bytes, and at least s's first rune: the cut always lands on a rune
+// boundary, never inside an escape or a UTF-8 sequence.
 func cutEscaped(s string, target int) string {
-	n := escapedLen(s)
-	for n > target {
-		r, size := utf8.DecodeLastRuneInString(s)
-		if size == len(s) {
-			break
+	n := 0
+	for i, r := range s {
+		n += runeLen(r)
+		if n > target && i > 0 {
+			return s[:i]
 		}
-		n -= len(escapeRune(r))
-		s = s[:len(s)-size]
 	}
 	return s
 }
@@ -342,10 +419,11 @@ func cloneObject(o Object) Object {
 	return out
 }
 
-// plainLine makes people-facing text safe for one IRC line.
+// plainLine makes people-facing text safe for one IRC line: what JSON
+// replies escape becomes a space.
 func plainLine(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if controlRune(r) {
 			return ' '
 		}
 		return r

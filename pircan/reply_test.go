@@ -445,6 +445,7 @@ func TestEncodePlain(t *testing.T) {
 		{"a\x00b\tc\x7fd\x01e", "a b c d e"},
 		{"é 😀 <b>&", "é 😀 <b>&"},
 		{"bad \xff\xfe byte", "bad \uFFFD byte"},
+		{"c1\u009b bidi\u202e\u2066 ls\u2028 rtl שלום", "c1  bidi   ls  rtl שלום"},
 	}
 	for _, tc := range tests {
 		got, err := Encode(Reply{Plain: tc.in, Verb: "IGNORED", Fields: Object{{"a", 1}}})
@@ -475,7 +476,13 @@ func TestEncodePlainLength(t *testing.T) {
 			}
 			// Runs of invalid bytes collapse to one U+FFFD; otherwise the
 			// line must be cut near the cap, not far below it.
-			if full := strings.ToValidUTF8(in, "\uFFFD"); len(full) > MaxReplyBytes && len(got) < MaxReplyBytes-12 {
+			full := strings.Map(func(r rune) rune {
+				if replyRaw(r) {
+					return ' '
+				}
+				return r
+			}, strings.ToValidUTF8(in, "\uFFFD"))
+			if len(full) > MaxReplyBytes && len(got) < MaxReplyBytes-12 {
 				t.Errorf("Plain of %q cut to %d bytes, far below %d", unit, len(got), MaxReplyBytes)
 			}
 		}
