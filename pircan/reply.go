@@ -245,7 +245,7 @@ func controlRune(r rune) bool {
 	if r < 0x80 {
 		return r < 0x20 || r == 0x7f
 	}
-	return r <= 0x9f || r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x2028 && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+	return r <= 0x9f || r == 0x061c || r == 0x200e || r == 0x200f || r == 0x2028 || r == 0x2029 || isBidiControl(r)
 }
 
 // escapedLen is how many bytes s takes inside a JSON string.
