@@ -21,6 +21,20 @@ func checkText(field, s string, max int) *Error {
 	return nil
 }
 
+// isBidiControl is an embedding, override or isolate (U+202A-U+202E,
+// U+2066-U+2069): it reorders the text around it as displayed.
+func isBidiControl(r rune) bool { return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 }
+
+// checkLabel refuses bidi controls in a field that others read as a label
+// (a name, a capability, a channel or URL): one could make it display as
+// someone else's. Right-to-left text needs none of them.
+func checkLabel(field, s string) *Error {
+	if strings.IndexFunc(s, isBidiControl) >= 0 {
+		return FieldError(CodeInvalidArgument, field, "%q must not contain bidi control characters (U+202A-U+202E, U+2066-U+2069).", field)
+	}
+	return nil
+}
+
 // checkOptionalText is checkText for a field that may be cleared with "".
 func checkOptionalText(field, s string, max int) *Error {
 	if s == "" {

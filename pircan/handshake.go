@@ -191,7 +191,7 @@ func contacts(ctx context.Context, c *call) ([]Reply, error) {
 		items[i] = Object{
 			{"request_id", r.RequestID},
 			{side, Object{{"agent_id", r.Other.AgentID}, {"name", Text(r.Other.Name)}}},
-			{"purpose", Text(r.Purpose)}, {"scopes", r.Scopes}, {"ttl_days", r.TTLDays},
+			{"purpose", Text(r.Purpose)}, {"scopes", TextList(r.Scopes)}, {"ttl_days", r.TTLDays},
 			{"status", r.Status}, {"expires_at", timeText(r.ExpiresAt)},
 		}
 	}
@@ -250,7 +250,7 @@ func decide(kind string) func(context.Context, *call) ([]Reply, error) {
 			return one(verb, Object{{"request_id", id}, {"status", status}}), nil
 		}
 		return one(verb, Object{{"request_id", id}, {"status", "accepted"}, {"agreement_id", res.AgreementID},
-			{"scopes", res.Scopes}, {"expires_at", timeText(res.ExpiresAt)}}), nil
+			{"scopes", TextList(res.Scopes)}, {"expires_at", timeText(res.ExpiresAt)}}), nil
 	}
 }
 
@@ -287,8 +287,8 @@ func agreements(ctx context.Context, c *call) ([]Reply, error) {
 	for i, g := range list {
 		items[i] = Object{
 			{"agreement_id", g.AgreementID},
-			{"with", Object{{"agent_id", g.With.AgentID}, {"name", Text(g.With.Name)}, {"irc_accounts", g.With.IRCAccounts}}},
-			{"role", g.Role}, {"scopes", g.Scopes}, {"status", g.Status}, {"expires_at", timeText(g.ExpiresAt)},
+			{"with", Object{{"agent_id", g.With.AgentID}, {"name", Text(g.With.Name)}, {"irc_accounts", TextList(g.With.IRCAccounts)}}},
+			{"role", g.Role}, {"scopes", TextList(g.Scopes)}, {"status", g.Status}, {"expires_at", timeText(g.ExpiresAt)},
 		}
 	}
 	return listReplies("AGREEMENT", "AGREEMENTS", items, total, offset), nil

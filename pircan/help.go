@@ -12,7 +12,7 @@ const syntax = Prefix + " <VERB> [{json}]"
 // verbTable is every verb PIRCAN answers, with what it needs and its help.
 func verbTable() map[string]verb {
 	return map[string]verb{
-		"HELP":     {handle: help, args: "verb", summary: "This list, or one verb's fields."},
+		"HELP":     {handle: help, args: "verb", summary: `This list; HELP {"verb":"<VERB>"} for one verb's fields.`},
 		"ECHO":     {handle: echo, args: "text", summary: "Shows the NickServ account PIRCAN sees on your messages."},
 		"HELLO":    {handle: hello, needs: needAccount, args: "name, description, capabilities, card_url", summary: "Register your agent, or update its profile."},
 		"WHOAMI":   {handle: whoami, needs: needAgent, summary: "Your agent's directory entry."},
@@ -78,6 +78,9 @@ func help(_ context.Context, c *call) ([]Reply, error) {
 		return nil, err
 	}
 	if a.Verb == nil {
+		// The verb list fills most of the line: beside a 64-byte re, docs
+		// only names the spec (HELP's own entry tells how to ask about one
+		// verb; TestEveryReplyFitsWithRe holds it to 350 bytes).
 		return one("HELP", Object{
 			{"verbs", verbNames(c.svc.verbs)},
 			{"syntax", syntax},

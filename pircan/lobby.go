@@ -38,6 +38,9 @@ func hello(ctx context.Context, c *call) ([]Reply, error) {
 		if err := checkText("name", *a.Name, maxName); err != nil {
 			return nil, err
 		}
+		if err := checkLabel("name", *a.Name); err != nil {
+			return nil, err
+		}
 	}
 	if a.Description != nil {
 		if err := checkOptionalText("description", *a.Description, maxDescription); err != nil {
@@ -77,6 +80,9 @@ func checkCapabilities(caps []string) *Error {
 		if err := checkText("capabilities", cp, maxCapability); err != nil {
 			return err
 		}
+		if err := checkLabel("capabilities", cp); err != nil {
+			return err
+		}
 		if strings.IndexFunc(cp, unicode.IsSpace) >= 0 {
 			return FieldError(CodeInvalidArgument, "capabilities", "A capability is one word: %q has spaces.", cp)
 		}
@@ -94,6 +100,9 @@ func checkCardURL(s string) *Error {
 		return nil
 	}
 	if err := checkText("card_url", s, maxCardURL); err != nil {
+		return err
+	}
+	if err := checkLabel("card_url", s); err != nil {
 		return err
 	}
 	u, err := url.Parse(s)
@@ -235,13 +244,15 @@ func join(ctx context.Context, c *call) ([]Reply, error) {
 }
 
 // CheckChannelName accepts a plausible IRC channel name: `#`, then no
-// space, comma, BEL or control character, at most 50 bytes.
+// space, comma, BEL, control or bidi control character, at most 50 bytes
+// as replies write it (a " or \ counts twice): JOIN's reply carries it
+// twice beside a 64-byte re.
 func CheckChannelName(name string) *Error {
-	if len(name) < 2 || len(name) > maxChannelName || name[0] != '#' ||
+	if len(name) < 2 || escapedLen(name) > maxChannelName || name[0] != '#' ||
 		strings.ContainsAny(name, " ,\a") || strings.IndexFunc(name, unicode.IsControl) >= 0 {
 		return FieldError(CodeInvalidArgument, "channel", "%q is not a channel name (#name, at most %d bytes).", name, maxChannelName)
 	}
-	return nil
+	return checkLabel("channel", name)
 }
 
 func echo(_ context.Context, c *call) ([]Reply, error) {
@@ -253,7 +264,9 @@ func echo(_ context.Context, c *call) ([]Reply, error) {
 	}
 	text := ""
 	if a.Text != nil {
-		if err := checkOptionalText("text", *a.Text, maxDescription); err != nil {
+		// No length limit of its own: the request's 400 bytes bound it, and
+		// the reply echoes what fits.
+		if err := checkOptionalText("text", *a.Text, MaxRequestBytes); err != nil {
 			return nil, err
 		}
 		text = *a.Text

@@ -78,10 +78,15 @@ func inbox(ctx context.Context, c *call) ([]Reply, error) {
 
 // messageReplies renders one message for IRC. The spec's MESSAGE fields
 // (four UUIDs, a time) leave room for only part of a 200-character text in
-// a 350-byte line, so the MESSAGE line carries what fits and
-// `"continues":true`, and MESSAGE-MORE lines carry the rest in order: an
-// IRC agent gets every character it may be sent over IRC. A longer text
-// (sent over MCP) is cut at 200 characters with "truncated", as the spec says.
+// a 350-byte line, so the MESSAGE line carries what fits, with
+// `"continues":true` and `"truncated":true` (a client that knows only the
+// spec sees that the line is not the whole text), and MESSAGE-MORE lines
+// carry the rest in order: an IRC agent gets every character it may be sent
+// over IRC. The sender's name comes before the text: the text moves to
+// MESSAGE-MORE lines first, and only a MESSAGE line that cannot hold the
+// name whole beside an empty text has it shortened (by Encode). A longer
+// text (sent over MCP) is cut at 200 characters with "truncated" on the
+// last line, as the spec says. Every line gets the request's re (finish).
 func messageReplies(m Message, req *Request) []Reply {
 	text := []rune(m.Text)
 	cut := len(text) > MaxIRCText
@@ -97,47 +102,50 @@ func messageReplies(m Message, req *Request) []Reply {
 	verb, fields := "MESSAGE", head
 	var out []Reply
 	for {
-		n := fitRunes(verb, fields, text, req)
-		// A plain string: fitRunes measured it, so the encoder never cuts a
-		// piece whose rest is on the next line.
-		line := fields.With("text", string(text[:n]))
-		rest := text[n:]
-		if len(rest) > 0 {
-			line = line.With("continues", true)
-		} else if cut {
-			line = line.With("truncated", true)
-		}
-		out = append(out, Reply{Verb: verb, Fields: line})
-		if len(rest) == 0 {
+		n := fitRunes(verb, fields, text, cut, req)
+		out = append(out, Reply{Verb: verb, Fields: pieceFields(verb, fields, text, n, cut)})
+		if n == len(text) {
 			return out
 		}
-		text = rest
+		text = text[n:]
 		verb, fields = "MESSAGE-MORE", Object{{"message_id", m.MessageID}}
 	}
 }
 
-// fitRunes is how many runes of text fit whole in the line, with its flag
-// and the request's re (or without re, when not even the bare MESSAGE line
-// fits beside it: then Encode leaves re out). A MESSAGE-MORE line always
+// pieceFields is one line of a message: fields, then the first n runes of
+// text (a plain string: fitRunes measured it, so the encoder never cuts a
+// piece whose rest is on the next line) and the line's flags.
+func pieceFields(verb string, fields Object, text []rune, n int, cut bool) Object {
+	line := fields.With("text", string(text[:n]))
+	switch {
+	case n < len(text) && verb == "MESSAGE":
+		return line.With("continues", true).With("truncated", true)
+	case n < len(text):
+		return line.With("continues", true)
+	case cut:
+		return line.With("truncated", true)
+	}
+	return line
+}
+
+// fitRunes is how many runes of text fit whole in the line, with its flags
+// and the request's re, within Encode's budget for the verb. A MESSAGE
+// line may carry none (the name comes first); a MESSAGE-MORE line always
 // carries at least one rune, so the text moves on.
-func fitRunes(verb string, fields Object, text []rune, req *Request) int {
-	withRe := req != nil && req.HasID
+func fitRunes(verb string, fields Object, text []rune, cut bool, req *Request) int {
 	fits := func(n int) bool {
-		f := fields.With("text", string(text[:n])).With("continues", true)
-		if withRe {
+		f := pieceFields(verb, fields, text, n, cut)
+		if req != nil && req.HasID {
 			f = f.With("re", req.ID)
 		}
-		return len(encodeLine(verb, f)) <= MaxReplyBytes
+		return overBy(verb, f) <= 0
 	}
-	if withRe && !fits(0) {
-		withRe = false
+	if fits(len(text)) {
+		return len(text)
 	}
-	lo, hi := 1, len(text)
-	if verb == "MESSAGE" {
-		lo = 0
-	}
-	if fits(hi) {
-		return hi
+	lo, hi := 0, len(text)-1 // the flags are the same for every n < len(text)
+	if verb != "MESSAGE" {
+		lo = 1
 	}
 	for lo < hi { // largest n that fits
 		mid := (lo + hi + 1) / 2

@@ -1,56 +1,101 @@
 package pircan
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 )
 
 // Every character of an IRC-sized message reaches the reader, over as
-// many lines as it takes, each a whole JSON object of at most 350 bytes.
+// many lines as it takes, each a whole JSON object within its budget, each
+// with re; the MESSAGE line keeps the sender's name before its text and
+// says truncated when the text continues.
 func TestMessageRepliesCarryTheWholeText(t *testing.T) {
 	id := "0b0e0f4c-1111-4222-8333-944455556666"
-	for _, text := range []string{
-		"short",
-		strings.Repeat("a", 200),
-		strings.Repeat("\"\\\u2028é", 50),
-		strings.Repeat("\U0001F9EA", 200),
-		strings.Repeat("x", 1000), // longer than IRC's 200: cut, and said so
-	} {
-		m := Message{MessageID: id, From: PartyRef{AgentID: id, Name: strings.Repeat("N", 80)}, AgreementID: id,
-			ConversationID: id, Hop: 3, At: time.Unix(0, 0), Text: text}
-		req := &Request{ID: strings.Repeat("r", 64), HasID: true}
-		replies := messageReplies(m, req)
-		var got strings.Builder
-		truncated := false
-		for i, r := range replies {
-			line, err := Encode(Reply{Verb: r.Verb, Fields: r.Fields.With("re", req.ID)})
-			if err != nil || len(line) > MaxReplyBytes {
-				t.Fatalf("line %d: %v (%d bytes)", i, err, len(line))
+	for _, name := range []string{"Hazmat Agent", strings.Repeat("N", 80), strings.Repeat("😀", 80), strings.Repeat("\u2028", 80)} {
+		for _, reID := range []string{"", "r1", strings.Repeat("r", 64), strings.Repeat("é", 32)} {
+			for _, text := range []string{
+				"short",
+				"fifteen chars!!",
+				strings.Repeat("a", 200),
+				strings.Repeat("\"\\\u2028é", 50),
+				strings.Repeat("\U0001F9EA", 200),
+				strings.Repeat("\u0085\u202e", 100),
+				strings.Repeat("x", 1000), // longer than IRC's 200: cut, and said so
+			} {
+				m := Message{MessageID: id, From: PartyRef{AgentID: id, Name: name}, AgreementID: id,
+					ConversationID: id, Hop: 8, At: time.Unix(0, 0), Text: text}
+				req := &Request{ID: reID, HasID: reID != ""}
+				checkMessageLines(t, m, req)
 			}
-			var obj map[string]any
-			_, js, _ := strings.Cut(strings.TrimPrefix(line, Prefix+" "), " ")
-			if err := json.Unmarshal([]byte(js), &obj); err != nil {
-				t.Fatal(err)
-			}
-			from, _ := obj["from"].(map[string]any)
-			nameCut := from != nil && from["name"] != strings.Repeat("N", 80)
-			if obj["truncated"] == true && i < len(replies)-1 && !nameCut {
-				t.Fatalf("only the last line may say truncated, unless the name was shortened: %s", line)
-			}
-			if (obj["continues"] == true) != (i < len(replies)-1) {
-				t.Fatalf("continues must mark every line but the last: %s", line)
-			}
-			truncated = obj["truncated"] == true && !nameCut
-			got.WriteString(obj["text"].(string))
 		}
-		want := string([]rune(text)[:min(len([]rune(text)), MaxIRCText)])
-		if got.String() != want {
-			t.Fatalf("reassembled %q, want %q", got.String(), want)
+	}
+}
+
+func checkMessageLines(t *testing.T, m Message, req *Request) {
+	t.Helper()
+	replies := messageReplies(m, req)
+	var got strings.Builder
+	for i, r := range replies {
+		if req.HasID {
+			r.Fields = r.Fields.With("re", req.ID)
 		}
-		if truncated != (len([]rune(text)) > MaxIRCText) {
-			t.Fatalf("truncated=%v for %d runes", truncated, len([]rune(text)))
+		line, err := Encode(r)
+		if err != nil {
+			t.Fatalf("line %d of %q: %v", i, m.Text, err)
+		}
+		replyOracle(t, r, line)
+		_, obj := replySplit(t, line)
+		last := i == len(replies)-1
+		if want := map[bool]string{true: "MESSAGE", false: "MESSAGE-MORE"}[i == 0]; r.Verb != want {
+			t.Fatalf("line %d is %s", i, r.Verb)
+		}
+		if req.HasID && obj["re"] != req.ID {
+			t.Fatalf("line %d without re: %s", i, line)
+		}
+		if (obj["continues"] == true) != !last {
+			t.Fatalf("continues must mark every line but the last: %s", line)
+		}
+		if i == 0 {
+			from := obj["from"].(map[string]any)
+			name, _ := from["name"].(string)
+			if name == "" || !strings.HasPrefix(m.From.Name, name) {
+				t.Fatalf("from.name %q is not kept: %s", name, line)
+			}
+			// The name is cut only when the text has all moved on.
+			if name != m.From.Name && obj["text"] != "" {
+				t.Fatalf("name cut while the line carries text: %s", line)
+			}
+			if !last && obj["truncated"] != true {
+				t.Fatalf("a MESSAGE whose text continues must say truncated: %s", line)
+			}
+		} else if !last && obj["truncated"] == true {
+			t.Fatalf("a MESSAGE-MORE line says truncated before the end: %s", line)
+		}
+		if last && i > 0 && (obj["truncated"] == true) != (len([]rune(m.Text)) > MaxIRCText) {
+			t.Fatalf("last line: truncated=%v for %d runes", obj["truncated"], len([]rune(m.Text)))
+		}
+		got.WriteString(obj["text"].(string))
+	}
+	want := replySanitize(string([]rune(m.Text)[:min(len([]rune(m.Text)), MaxIRCText)]))
+	if got.String() != want {
+		t.Fatalf("reassembled %q, want %q", got.String(), want)
+	}
+}
+
+// What was seen: a 15-character text beside a 64-character id lost re and
+// the sender's name; with a 28-character id the MESSAGE line was not sent.
+func TestMessageWithLongIDKeepsEverything(t *testing.T) {
+	id := "0b0e0f4c-1111-4222-8333-944455556666"
+	for _, n := range []int{28, 40, 64} {
+		m := Message{MessageID: id, From: PartyRef{AgentID: id, Name: "Hazmat Agent"}, AgreementID: id,
+			ConversationID: id, Hop: 1, At: time.Unix(0, 0), Text: "fifteen chars!!"}
+		req := &Request{ID: strings.Repeat("r", n), HasID: true}
+		checkMessageLines(t, m, req)
+		line, _ := Encode(Reply{Verb: "MESSAGE", Fields: messageReplies(m, req)[0].Fields.With("re", req.ID)})
+		_, obj := replySplit(t, line)
+		if from := obj["from"].(map[string]any); from["name"] != "Hazmat Agent" {
+			t.Errorf("id of %d: name %q, want it whole: %s", n, from["name"], line)
 		}
 	}
 }

@@ -10,6 +10,22 @@ import (
 // MaxReplyBytes is the cap on one reply's NOTICE text (spec §2).
 const MaxReplyBytes = 350
 
+// A MESSAGE or TASK line may pass MaxReplyBytes by its "re" (DESIGN.md: the
+// spec's own fields of those lines fill 350 bytes), up to
+// MaxRelayedReplyBytes with it: what an IRC line (512 bytes with CR LF)
+// leaves for the text beside ":<source> NOTICE <nick> :" for a recipient
+// nick of maxNickBytes and a ":<source>" of PIRCAN of up to relaySourceBytes
+// (":PIRCAN!~pircan@127.0.0.1" is 25; beside a 30-byte nick, 60 would do).
+const (
+	ircLineBytes         = 512
+	maxNickBytes         = 64
+	relaySourceBytes     = 26
+	MaxRelayedReplyBytes = ircLineBytes - len("\r\n") - len(" NOTICE ") - maxNickBytes - len(" :") - relaySourceBytes
+)
+
+// relayed are the reply verbs whose "re" stands outside MaxReplyBytes.
+var relayed = map[string]bool{"MESSAGE": true, "TASK": true}
+
 // Reply is one NOTICE line: `PIRCAN/1 <VERB> {fields}`, or, for the
 // people-facing plain `help`, a Plain text line.
 type Reply struct {
@@ -44,19 +60,23 @@ func (o Object) With(key string, value any) Object {
 }
 
 // ErrReplyTooLong means a reply could not fit even after shortening every
-// user-written field: a bug in the handler that built it.
+// user-written field as far as it goes: a bug in the budget of the handler
+// that built it (the table test of every verb finds it), never a runtime path.
 var ErrReplyTooLong = errors.New("reply does not fit in one line")
 
-// Encode renders a reply as one line of at most MaxReplyBytes bytes, never
-// containing CR, LF or NUL. When user-written fields must be shortened, the
-// reply carries "truncated": true.
+// Encode renders a reply as one line of at most MaxReplyBytes bytes (a
+// MESSAGE or TASK line: without its re; see MaxRelayedReplyBytes) that
+// carries no CR, LF, NUL, C0, C1 or bidi control raw. When user-written
+// fields must be shortened, the reply carries "truncated": true. No field
+// is ever dropped or emptied: a Text keeps at least its first character, a
+// TextList loses whole items from its end, and everything else (re too) is
+// written as given.
 func Encode(r Reply) (string, error) {
 	if r.Plain != "" {
 		return plainLine(r.Plain), nil
 	}
-	line := encodeLine(r.Verb, r.Fields)
-	if len(line) <= MaxReplyBytes {
-		return line, nil
+	if overBy(r.Verb, r.Fields) <= 0 {
+		return encodeLine(r.Verb, r.Fields), nil
 	}
 	fields := cloneObject(r.Fields)
 	// "truncated" goes before "re" so the correlation stays last; a
@@ -68,23 +88,33 @@ func Encode(r Reply) (string, error) {
 	default:
 		fields = append(fields, Field{"truncated", true})
 	}
-	for {
-		line = encodeLine(r.Verb, fields)
-		over := len(line) - MaxReplyBytes
-		if over <= 0 {
-			return line, nil
+	// No text longer than a whole line can stay whole: cut those first, so
+	// that a 60,000-byte text costs no more than a short one.
+	for _, l := range leaves(fields, nil) {
+		if l.item < 0 && len(l.get()) > MaxRelayedReplyBytes {
+			l.set(cutEscaped(l.get(), MaxRelayedReplyBytes))
 		}
-		if shortenLongest(fields, over) {
-			continue
-		}
-		// Last resort: a 64-character id beside a reply with many fixed
-		// fields (MESSAGE) cannot fit; deliver the content without "re".
-		if n := len(fields); n > 0 && fields[n-1].Key == "re" {
-			fields = fields[:n-1]
-			continue
-		}
-		return "", ErrReplyTooLong
 	}
+	for {
+		over := overBy(r.Verb, fields)
+		if over <= 0 {
+			return encodeLine(r.Verb, fields), nil
+		}
+		if !shortenLongest(fields, over) {
+			return "", ErrReplyTooLong
+		}
+	}
+}
+
+// overBy is how many bytes the reply is over its budget (<= 0: it fits).
+func overBy(verb string, fields Object) int {
+	line := lineLen(verb, fields)
+	n := len(fields)
+	if !relayed[verb] || n == 0 || fields[n-1].Key != "re" {
+		return line - MaxReplyBytes
+	}
+	bare := lineLen(verb, fields[:n-1])
+	return max(bare-MaxReplyBytes, line-MaxRelayedReplyBytes)
 }
 
 func hasKey(o Object, key string) bool {
@@ -161,38 +191,113 @@ func writeStrings(b *strings.Builder, list []string) {
 func writeString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for _, r := range s {
-		b.WriteString(escapeRune(r))
+		writeRune(b, r)
 	}
 	b.WriteByte('"')
 }
 
 const hexDigits = "0123456789abcdef"
 
-func escapeRune(r rune) string {
+// writeRune writes a rune as a JSON string holds it. Every C0 and C1
+// control, DEL, the line and paragraph separators and every bidi control
+// (they can make a name read as another's) is written as a \uXXXX escape,
+// so none reaches an IRC client raw, whatever the text came from.
+func writeRune(b *strings.Builder, r rune) {
 	switch r {
 	case '"':
-		return `\"`
+		b.WriteString(`\"`)
 	case '\\':
-		return `\\`
+		b.WriteString(`\\`)
 	case '\n':
-		return `\n`
+		b.WriteString(`\n`)
 	case '\r':
-		return `\r`
+		b.WriteString(`\r`)
 	case '\t':
-		return `\t`
-	case '\u2028', '\u2029':
-		return `\u202` + string(hexDigits[r&0xf])
+		b.WriteString(`\t`)
+	default:
+		if controlRune(r) {
+			b.WriteString(`\u`)
+			b.WriteByte(hexDigits[r>>12&0xf])
+			b.WriteByte(hexDigits[r>>8&0xf])
+			b.WriteByte(hexDigits[r>>4&0xf])
+			b.WriteByte(hexDigits[r&0xf])
+			return
+		}
+		b.WriteRune(r) // utf8.RuneError for invalid bytes encodes as U+FFFD
 	}
-	if r < 0x20 || r == 0x7f {
-		return `\u00` + string(hexDigits[r>>4]) + string(hexDigits[r&0xf])
-	}
-	return string(r) // utf8.RuneError for invalid bytes encodes as U+FFFD
 }
 
+// runeLen is how many bytes writeRune writes for r.
+func runeLen(r rune) int {
+	switch {
+	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+		return 2
+	case controlRune(r):
+		return 6
+	}
+	return utf8.RuneLen(r)
+}
+
+// controlRune is what must never reach an IRC client raw: C0 and C1
+// controls, DEL, U+2028/U+2029 and the bidi controls (Unicode's
+// Bidi_Control: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069).
+func controlRune(r rune) bool {
+	if r < 0x80 {
+		return r < 0x20 || r == 0x7f
+	}
+	return r <= 0x9f || r == 0x061c || r == 0x200e || r == 0x200f || r == 0x2028 || r == 0x2029 || isBidiControl(r)
+}
+
+// escapedLen is how many bytes s takes inside a JSON string.
 func escapedLen(s string) int {
 	n := 0
 	for _, r := range s {
-		n += len(escapeRune(r))
+		n += runeLen(r)
+	}
+	return n
+}
+
+// lineLen is len(encodeLine(verb, o)), counted without writing it.
+func lineLen(verb string, o Object) int {
+	return len(Prefix) + 1 + len(verb) + 1 + objectLen(o)
+}
+
+func objectLen(o Object) int {
+	n := 2 + max(len(o)-1, 0)
+	for _, f := range o {
+		n += 2 + escapedLen(f.Key) + 1 + valueLen(f.Value)
+	}
+	return n
+}
+
+func valueLen(v any) int {
+	switch v := v.(type) {
+	case nil:
+		return 4
+	case string:
+		return 2 + escapedLen(v)
+	case Text:
+		return 2 + escapedLen(string(v))
+	case bool:
+		return len(strconv.FormatBool(v))
+	case int:
+		return len(strconv.Itoa(v))
+	case int64:
+		return len(strconv.FormatInt(v, 10))
+	case []string:
+		return listLen(v)
+	case TextList:
+		return listLen(v)
+	case Object:
+		return objectLen(v)
+	}
+	panic("pircan: unsupported reply value type")
+}
+
+func listLen(list []string) int {
+	n := 2 + max(len(list)-1, 0)
+	for _, s := range list {
+		n += 2 + escapedLen(s)
 	}
 	return n
 }
@@ -243,40 +348,59 @@ func leaves(o Object, out []leaf) []leaf {
 	return out
 }
 
-// shortenLongest cuts the user-written string with the longest encoding by
-// at least `over` encoded bytes, or removes it if it is a list item that
-// would be left empty. It reports false when nothing is left to cut.
+// shortenLongest shortens the user-written string with the longest
+// encoding: a list item is dropped whole (a cut capability would be a wrong
+// one); a Text is cut down towards the next longest string, so that several
+// texts give way together rather than one of them vanishing, and never
+// below its first character. It reports false when nothing can give way.
 func shortenLongest(o Object, over int) bool {
 	var best leaf
-	bestLen := -1
+	bestLen, second, tied := -1, 0, 0
 	for _, l := range leaves(o, nil) {
-		n := escapedLen(l.get())
+		s := l.get()
+		n := escapedLen(s)
 		if l.item >= 0 {
 			n += 3 // quotes and comma go with a dropped item
+		} else if _, size := utf8.DecodeRuneInString(s); size == len(s) {
+			continue // a Text down to one character (or empty) stays
 		}
-		if n > bestLen && n > 0 {
-			best, bestLen = l, n
+		switch {
+		case n > bestLen:
+			best, second, tied = l, max(bestLen, 0), 1
+			bestLen = n
+		case n == bestLen:
+			tied++
+		case n > second:
+			second = n
 		}
 	}
 	if bestLen < 0 {
 		return false
 	}
 	if best.item >= 0 {
-		best.set("") // list items are dropped whole: a cut capability would be a wrong one
-	} else {
-		best.set(cutEscaped(best.get(), over))
+		best.set("")
+		return true
 	}
+	// Cut to the next longest, or by what is over if that is less; when
+	// several tie, each takes its share of what is over.
+	target := max(bestLen-over, second)
+	if tied > 1 {
+		target = bestLen - max(1, (over+tied-1)/tied)
+	}
+	best.set(cutEscaped(best.get(), target))
 	return true
 }
 
-// cutEscaped removes whole runes from the end of s until its encoding is at
-// least `over` bytes shorter, so the cut always lands on a UTF-8 boundary.
-func cutEscaped(s string, over int) string {
-	removed := 0
-	for len(s) > 0 && removed < over {
-		r, size := utf8.DecodeLastRuneInString(s)
-		removed += len(escapeRune(r))
-		s = s[:len(s)-size]
+// cutEscaped is the longest prefix of s whose encoding has at most target
+// bytes, and at least s's first rune: the cut always lands on a rune
+// boundary, never inside an escape or a UTF-8 sequence.
+func cutEscaped(s string, target int) string {
+	n := 0
+	for i, r := range s {
+		n += runeLen(r)
+		if n > target && i > 0 {
+			return s[:i]
+		}
 	}
 	return s
 }
@@ -295,10 +419,11 @@ func cloneObject(o Object) Object {
 	return out
 }
 
-// plainLine makes people-facing text safe for one IRC line.
+// plainLine makes people-facing text safe for one IRC line: what JSON
+// replies escape becomes a space.
 func plainLine(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if controlRune(r) {
 			return ' '
 		}
 		return r

@@ -56,9 +56,14 @@ func TestEncodeExact(t *testing.T) {
 			`PIRCAN/1 ECHO {"text":"q\" b\\ n\n r\r t\t z\u0000 u\u001f d\u007f ls\u2028 ps\u2029"}`,
 		},
 		{
-			"non-ASCII kept raw",
-			Reply{Verb: "ECHO", Fields: Object{{"text", "é日😀\u0085"}}},
-			"PIRCAN/1 ECHO {\"text\":\"é日😀\u0085\"}",
+			"non-ASCII kept raw, C1 escaped",
+			Reply{Verb: "ECHO", Fields: Object{{"text", "é日😀\u0085\u009b"}}},
+			`PIRCAN/1 ECHO {"text":"é日😀\u0085\u009b"}`,
+		},
+		{
+			"bidi controls escaped, RTL text and ZWJ emoji raw",
+			Reply{Verb: "ECHO", Fields: Object{{"text", Text("\u202eabc\u202c \u2066x\u2069 \u200f\u200e\u061c مرحبا שלום 👩\u200d👩\u200d👧")}}},
+			"PIRCAN/1 ECHO {\"text\":\"\\u202eabc\\u202c \\u2066x\\u2069 \\u200f\\u200e\\u061c مرحبا שלום 👩\u200d👩\u200d👧\"}",
 		},
 		{
 			"invalid UTF-8 becomes U+FFFD, byte by byte",
@@ -242,7 +247,7 @@ func TestEncodeBoundary(t *testing.T) {
 }
 
 func TestEncodeTruncatesOnRuneBoundaries(t *testing.T) {
-	units := []string{"é", "日", "😀", "👩‍👩‍👧", "a😀", `"`, `\`, "\x01", "\u2028", "\xff", "\xe2\x82", "€\xac"}
+	units := []string{"é", "日", "😀", "👩‍👩‍👧", "a😀", `"`, `\`, "\x01", "\u2028", "\xff", "\xe2\x82", "€\xac", "\u009b", "\u202e", "a\u2066b"}
 	for _, u := range units {
 		for pad := 0; pad < 6; pad++ {
 			text := strings.Repeat("p", pad) + strings.Repeat(u, 400/len(u)+1)
@@ -270,7 +275,7 @@ func TestEncodeTruncatesOnRuneBoundaries(t *testing.T) {
 
 func TestEncodeTruncatesNested(t *testing.T) {
 	long := strings.Repeat("n", 300)
-	r := Reply{Verb: "MESSAGE", Fields: Object{
+	r := Reply{Verb: "CONTACT-ITEM", Fields: Object{
 		{"message_id", "m1"},
 		{"from", Object{{"agent_id", "a1"}, {"name", Text(long)}}},
 		{"text", Text(long)},
@@ -341,6 +346,46 @@ func TestEncodeTextListDropsFromEnd(t *testing.T) {
 	}
 }
 
+// What the encoder used to give up to make a reply fit, it now keeps: re,
+// and at least the first character of every text.
+func TestEncodeKeepsReAndEveryField(t *testing.T) {
+	id := "0b0e0f4c-1111-4222-8333-944455556666"
+	re := strings.Repeat("r", MaxIDBytes)
+	tests := []Reply{
+		{Verb: "MESSAGE", Fields: Object{
+			{"message_id", id}, {"from", Object{{"agent_id", id}, {"name", Text(strings.Repeat("\u2028", 80))}}},
+			{"agreement_id", id}, {"conversation_id", id}, {"hop", 8}, {"at", "2026-03-01T12:00:00Z"},
+			{"text", ""}, {"continues", true}, {"truncated", true}, {"re", re},
+		}},
+		{Verb: "ERROR", Fields: Object{
+			{"verb", Text(strings.Repeat("V", 380))}, {"code", "invalid_argument"}, {"field", Text(strings.Repeat("f", 380))},
+			{"message", Text(strings.Repeat("m", 380))}, {"re", re},
+		}},
+		{Verb: "CONTACT-ITEM", Fields: Object{
+			{"request_id", id}, {"from", Object{{"agent_id", id}, {"name", Text(strings.Repeat("😀", 80))}}},
+			{"purpose", Text(strings.Repeat("\u0085", 300))}, {"scopes", TextList{"task:" + strings.Repeat("s", 64), "message"}},
+			{"ttl_days", 365}, {"status", "cancelled"}, {"expires_at", "2026-03-01T12:00:00Z"}, {"re", re},
+		}},
+	}
+	for _, r := range tests {
+		line, err := Encode(r)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Verb, err)
+		}
+		replyOracle(t, r, line)
+		if !strings.HasSuffix(line, `,"re":"`+re+`"}`) {
+			t.Errorf("%s: re not kept last: %s", r.Verb, line)
+		}
+	}
+	// Texts give way together: neither ERROR text is cut far below the other.
+	line, _ := Encode(tests[1])
+	_, obj := replySplit(t, line)
+	v, m := len(obj["verb"].(string)), len(obj["message"].(string))
+	if v < 20 || m < 20 || v-m > 2 || m-v > 2 {
+		t.Errorf("verb cut to %d and message to %d bytes: %s", v, m, line)
+	}
+}
+
 func TestEncodeTooLong(t *testing.T) {
 	// Plain strings are never shortened: a reply that cannot fit is a bug.
 	_, err := Encode(Reply{Verb: "ERROR", Fields: Object{{"verb", strings.Repeat("V", 390)}, {"message", Text("m")}}})
@@ -400,6 +445,7 @@ func TestEncodePlain(t *testing.T) {
 		{"a\x00b\tc\x7fd\x01e", "a b c d e"},
 		{"é 😀 <b>&", "é 😀 <b>&"},
 		{"bad \xff\xfe byte", "bad \uFFFD byte"},
+		{"c1\u009b bidi\u202e\u2066 ls\u2028 rtl שלום", "c1  bidi   ls  rtl שלום"},
 	}
 	for _, tc := range tests {
 		got, err := Encode(Reply{Plain: tc.in, Verb: "IGNORED", Fields: Object{{"a", 1}}})
@@ -430,7 +476,13 @@ func TestEncodePlainLength(t *testing.T) {
 			}
 			// Runs of invalid bytes collapse to one U+FFFD; otherwise the
 			// line must be cut near the cap, not far below it.
-			if full := strings.ToValidUTF8(in, "\uFFFD"); len(full) > MaxReplyBytes && len(got) < MaxReplyBytes-12 {
+			full := strings.Map(func(r rune) rune {
+				if replyRaw(r) {
+					return ' '
+				}
+				return r
+			}, strings.ToValidUTF8(in, "\uFFFD"))
+			if len(full) > MaxReplyBytes && len(got) < MaxReplyBytes-12 {
 				t.Errorf("Plain of %q cut to %d bytes, far below %d", unit, len(got), MaxReplyBytes)
 			}
 		}
@@ -486,86 +538,261 @@ func replyPrefixSubsequence(got []any, want []string) bool {
 	return true
 }
 
+// replyRaw reports a character that must never appear raw in a reply: C0,
+// DEL, C1, the line and paragraph separators and the bidi controls.
+func replyRaw(r rune) bool {
+	return r < 0x20 || r >= 0x7f && r <= 0x9f || r == '\u2028' || r == '\u2029' ||
+		r == '\u061c' || r == '\u200e' || r == '\u200f' || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
+
+// replyOracle is Encode's promise, checked against the reply the line was
+// made from: the line fits its budget (a MESSAGE or TASK line without its
+// re, and with it MaxRelayedReplyBytes), is valid JSON with the same keys
+// in the same order (plus "truncated" before a final "re"), carries no raw
+// control character, keeps re and every field that is not Text or
+// TextList exactly, keeps each Text as a non-empty prefix of the original
+// (empty only if it was), each TextList as a prefix of its items, and says
+// "truncated": true exactly when something was cut (or the reply had it).
+func replyOracle(t testing.TB, r Reply, line string) {
+	t.Helper()
+	if strings.IndexFunc(line, replyRaw) >= 0 {
+		t.Fatalf("raw control or bidi character in %q", line)
+	}
+	if !utf8.ValidString(line) {
+		t.Fatalf("line is not valid UTF-8: %q", line)
+	}
+	js := replyJSONPart(line)
+	keys := replyTopKeys(t, js)
+	hasRe := len(r.Fields) > 0 && r.Fields[len(r.Fields)-1].Key == "re"
+	if relayed[r.Verb] && hasRe {
+		i := strings.LastIndex(line, `,"re":"`)
+		if i < 0 {
+			t.Fatalf("no re in %q", line)
+		}
+		if bare := line[:i] + "}"; len(bare) > MaxReplyBytes {
+			t.Fatalf("%s line without re has %d bytes (> %d): %q", r.Verb, len(bare), MaxReplyBytes, line)
+		}
+		if len(line) > MaxRelayedReplyBytes {
+			t.Fatalf("%s line has %d bytes with re (> %d): %q", r.Verb, len(line), MaxRelayedReplyBytes, line)
+		}
+		if irc := ":PIRCAN!~pircan@127.0.0.1 NOTICE " + strings.Repeat("n", 64) + " :" + line + "\r\n"; len(irc) > 512 {
+			t.Fatalf("IRC line of %d bytes (> 512) for a 64-byte nick: %q", len(irc), line)
+		}
+	} else if len(line) > MaxReplyBytes {
+		t.Fatalf("line of %d bytes (> %d): %q", len(line), MaxReplyBytes, line)
+	}
+	verb, obj := replySplit(t, line)
+	if verb != r.Verb {
+		t.Fatalf("verb %q, want %q", verb, r.Verb)
+	}
+	cut := false
+	for _, f := range r.Fields {
+		got, ok := obj[f.Key]
+		if !ok {
+			t.Fatalf("field %q missing from %q", f.Key, line)
+		}
+		if f.Key != "truncated" {
+			cut = replyCompare(t, f.Key, f.Value, got) || cut
+		}
+	}
+	preset := hasKey(r.Fields, "truncated")
+	var want []string
+	for _, f := range r.Fields {
+		want = append(want, f.Key)
+	}
+	if cut && !preset {
+		if hasRe {
+			want = append(want[:len(want)-1:len(want)-1], "truncated", "re")
+		} else {
+			want = append(want, "truncated")
+		}
+	}
+	if !reflect.DeepEqual(keys, want) {
+		t.Fatalf("keys %v, want %v (cut: %v): %q", keys, want, cut, line)
+	}
+	if !preset && (obj["truncated"] == true) != cut {
+		t.Fatalf("truncated = %v, but cut = %v: %q", obj["truncated"], cut, line)
+	}
+	if preset {
+		replyCompare(t, "truncated", r.Fields[keyIndex(r.Fields, "truncated")].Value, obj["truncated"])
+	}
+}
+
+func keyIndex(o Object, key string) int {
+	for i, f := range o {
+		if f.Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// replyCompare checks one decoded value against what was encoded and
+// reports whether it was cut.
+func replyCompare(t testing.TB, path string, want, got any) bool {
+	t.Helper()
+	switch w := want.(type) {
+	case nil:
+		if got != nil {
+			t.Fatalf("%s: %v, want null", path, got)
+		}
+	case string:
+		if got != replySanitize(w) {
+			t.Fatalf("%s: %q, want %q unchanged", path, got, replySanitize(w))
+		}
+	case Text:
+		g, ok := got.(string)
+		full := replySanitize(string(w))
+		if !ok || !strings.HasPrefix(full, g) || (g == "" && full != "") {
+			t.Fatalf("%s: %q is not a non-empty prefix of %q", path, got, full)
+		}
+		return g != full
+	case bool:
+		if got != w {
+			t.Fatalf("%s: %v, want %v", path, got, w)
+		}
+	case int, int64:
+		if got != json.Number(fmt.Sprint(w)) {
+			t.Fatalf("%s: %v, want %v", path, got, w)
+		}
+	case []string:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			t.Fatalf("%s: %v, want %q whole", path, got, w)
+		}
+		for i := range w {
+			replyCompare(t, path, w[i], g[i])
+		}
+	case TextList:
+		g, ok := got.([]any)
+		if !ok || len(g) > len(w) {
+			t.Fatalf("%s: %v is not a prefix of %q", path, got, w)
+		}
+		for i := range g {
+			replyCompare(t, path, w[i], g[i])
+		}
+		return len(g) < len(w)
+	case Object:
+		g, ok := got.(map[string]any)
+		if !ok || len(g) != len(w) {
+			t.Fatalf("%s: %v, want an object of %d keys", path, got, len(w))
+		}
+		cut := false
+		for _, f := range w {
+			v, ok := g[f.Key]
+			if !ok {
+				t.Fatalf("%s.%s missing", path, f.Key)
+			}
+			cut = replyCompare(t, path+"."+f.Key, f.Value, v) || cut
+		}
+		return cut
+	default:
+		t.Fatalf("%s: unexpected type %T", path, want)
+	}
+	return false
+}
+
+// replyMinLen is the shortest line Encode may make of r: every Text down to
+// its first character, every TextList empty, "truncated" added.
+func replyMinLen(r Reply) (bare, withRe int) {
+	min := cloneObject(r.Fields)
+	var shrink func(o Object)
+	shrink = func(o Object) {
+		for i := range o {
+			switch v := o[i].Value.(type) {
+			case Text:
+				s := replySanitize(string(v))
+				if _, size := utf8.DecodeRuneInString(s); size < len(s) {
+					o[i].Value = Text(s[:size])
+				}
+			case TextList:
+				o[i].Value = TextList{}
+			case Object:
+				shrink(v)
+			}
+		}
+	}
+	shrink(min)
+	n := len(`,"truncated":true`)
+	for _, f := range min {
+		if f.Key == "truncated" {
+			n = 0
+		}
+	}
+	withRe = replyRefObjectLen(r.Verb, min) + n
+	bare = withRe
+	if k := len(min); k > 0 && min[k-1].Key == "re" {
+		bare = replyRefObjectLen(r.Verb, min[:k-1]) + n
+	}
+	return bare, withRe
+}
+
+// replyRefObjectLen is the length of a reply line by replyRefLen's rules.
+func replyRefObjectLen(verb string, o Object) int {
+	var obj func(o Object) int
+	obj = func(o Object) int {
+		n := 2 + max(len(o)-1, 0)
+		for _, f := range o {
+			n += replyRefLen(f.Key) + 1
+			switch v := f.Value.(type) {
+			case nil:
+				n += 4
+			case string:
+				n += replyRefLen(v)
+			case Text:
+				n += replyRefLen(string(v))
+			case bool:
+				n += len(fmt.Sprint(v))
+			case int, int64:
+				n += len(fmt.Sprint(v))
+			case []string:
+				n += replyRefListLen(v)
+			case TextList:
+				n += replyRefListLen(v)
+			case Object:
+				n += obj(v)
+			}
+		}
+		return n
+	}
+	return len(Prefix) + 1 + len(verb) + 1 + obj(o)
+}
+
 func FuzzEncode(f *testing.F) {
-	f.Add("Hazmat Agent", "hazmat", "chemistry", "6c1f", "r1")
-	f.Add(strings.Repeat("é", 200), strings.Repeat("😀", 50), "x", "id", "r2")
-	f.Add("a\r\nb\x00", "\u2028", "\xff", "\"\\", "\x01")
-	f.Add(strings.Repeat(`"`, 300), strings.Repeat("\x01", 100), strings.Repeat("c", 120), "", "")
-	f.Add("", "", "", strings.Repeat("s", 330), strings.Repeat("r", 64))
-	f.Add("t", "", strings.Repeat("日", 130), "", "r")
-	f.Fuzz(func(t *testing.T, text, a, b, s, re string) {
-		r := Reply{Verb: "FIND-RESULT", Fields: Object{
+	f.Add("Hazmat Agent", "hazmat", "chemistry", "6c1f", "r1", false)
+	f.Add(strings.Repeat("é", 200), strings.Repeat("😀", 50), "x", "id", "r2", true)
+	f.Add("a\r\nb\x00", "\u2028", "\xff", "\"\\", "\x01", false)
+	f.Add(strings.Repeat(`"`, 300), strings.Repeat("\x01", 100), strings.Repeat("c", 120), "", "", true)
+	f.Add("", "", "", strings.Repeat("s", 330), strings.Repeat("r", 64), false)
+	f.Add("t", "", strings.Repeat("日", 130), "", "r", true)
+	f.Add("\u202eevil\u2066", "\u0085\u009b", "مرحبا", "👩‍👩‍👧", strings.Repeat("r", 64), true)
+	f.Fuzz(func(t *testing.T, text, a, b, s, re string, message bool) {
+		verb := "FIND-RESULT"
+		if message {
+			verb = "MESSAGE" // re may stand outside the 350 bytes
+		}
+		r := Reply{Verb: verb, Fields: Object{
 			{"agent_id", s},
 			{"name", Text(text)},
 			{"capabilities", TextList{a, b}},
 			{"from", Object{{"name", Text(b + text)}, {"n", len(a)}}},
 			{"re", re},
 		}}
-		frame := len(`PIRCAN/1 FIND-RESULT {"agent_id":,"name":,"capabilities":,"from":{"name":,"n":},"re":}`) +
-			len(fmt.Sprint(len(a)))
-		fullLen := frame + replyRefLen(s) + replyRefLen(text) + replyRefListLen([]string{a, b}) + replyRefLen(b+text) + replyRefLen(re)
-		minLen := frame + replyRefLen(s) + 2 + 2 + 2 + replyRefLen(re) + len(`,"truncated":true`)
-
 		line, err := Encode(r)
+		bare, withRe := replyMinLen(r)
+		fits := bare <= MaxReplyBytes && (!message && withRe <= MaxReplyBytes || message && withRe <= MaxRelayedReplyBytes)
 		if err != nil {
 			if !errors.Is(err, ErrReplyTooLong) {
 				t.Fatalf("unexpected error %v", err)
 			}
-			if minLen <= MaxReplyBytes {
-				t.Fatalf("ErrReplyTooLong, but emptying the user text would fit (%d bytes)", minLen)
+			if fits {
+				t.Fatalf("ErrReplyTooLong, but the shortest form fits (%d/%d bytes)", bare, withRe)
 			}
 			return
 		}
-		replyLineOK(t, line)
-		if strings.ContainsAny(line, "\u2028\u2029") {
-			t.Fatalf("raw U+2028/U+2029 in %q", line)
+		if !fits && replyRefObjectLen(verb, r.Fields) != len(line) {
+			t.Fatalf("a reply whose shortest form cannot fit was encoded: %q", line)
 		}
-		if minLen > MaxReplyBytes && fullLen > MaxReplyBytes {
-			t.Fatalf("a reply that cannot fit was encoded: %q", line)
-		}
-		verb, obj := replySplit(t, line)
-		if verb != "FIND-RESULT" {
-			t.Fatalf("verb %q", verb)
-		}
-		truncated := fullLen > MaxReplyBytes
-		wantKeys := []string{"agent_id", "name", "capabilities", "from", "re"}
-		if truncated {
-			wantKeys = []string{"agent_id", "name", "capabilities", "from", "truncated", "re"}
-		}
-		if got := replyTopKeys(t, replyJSONPart(line)); !reflect.DeepEqual(got, wantKeys) {
-			t.Fatalf("keys %v, want %v (full length %d)", got, wantKeys, fullLen)
-		}
-		if obj["agent_id"] != replySanitize(s) || obj["re"] != replySanitize(re) {
-			t.Fatalf("plain strings changed: %q %q", obj["agent_id"], obj["re"])
-		}
-		from, _ := obj["from"].(map[string]any)
-		if from == nil || from["n"] != json.Number(fmt.Sprint(len(a))) {
-			t.Fatalf("from: %v", obj["from"])
-		}
-		caps, _ := obj["capabilities"].([]any)
-		if !truncated {
-			if len(line) != fullLen {
-				t.Fatalf("line has %d bytes, want %d", len(line), fullLen)
-			}
-			if obj["name"] != replySanitize(text) || from["name"] != replySanitize(b+text) ||
-				!reflect.DeepEqual(caps, []any{replySanitize(a), replySanitize(b)}) {
-				t.Fatalf("round trip: %v", obj)
-			}
-			return
-		}
-		if obj["truncated"] != true {
-			t.Fatalf("truncated = %v", obj["truncated"])
-		}
-		name, ok := obj["name"].(string)
-		if !ok || !strings.HasPrefix(replySanitize(text), name) {
-			t.Fatalf("name %q is not a prefix of %q", obj["name"], replySanitize(text))
-		}
-		fname, ok := from["name"].(string)
-		if !ok || !strings.HasPrefix(replySanitize(b+text), fname) {
-			t.Fatalf("from.name %q is not a prefix of %q", from["name"], replySanitize(b+text))
-		}
-		if _, isList := obj["capabilities"].([]any); !isList || !replyPrefixSubsequence(caps, []string{replySanitize(a), replySanitize(b)}) {
-			t.Fatalf("capabilities %v not shortened items of %q", obj["capabilities"], []string{a, b})
-		}
+		replyOracle(t, r, line)
 	})
 }

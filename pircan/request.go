@@ -17,8 +17,10 @@ const (
 	Prefix = "PIRCAN/1"
 	// MaxRequestBytes is the cap on a whole request line.
 	MaxRequestBytes = 400
-	// MaxIDChars is the cap on the correlation id.
+	// MaxIDChars is the cap on the correlation id (spec §2); MaxIDBytes
+	// caps its encoding in "re" (UTF-8, with \" \\ and \uXXXX escapes).
 	MaxIDChars = 64
+	MaxIDBytes = 64
 )
 
 // Request is one parsed `PIRCAN/1 <VERB> [<json-object>]` line.
@@ -69,8 +71,10 @@ func parseLine(text string) (*Request, *Error) {
 		if err := json.Unmarshal(raw, &id); err != nil {
 			return req, Errorf(CodeInvalidID, `"id" must be a string of at most %d characters.`, MaxIDChars)
 		}
-		if utf8.RuneCountInString(id) > MaxIDChars || strings.IndexFunc(id, unicode.IsControl) >= 0 {
-			return req, Errorf(CodeInvalidID, `"id" must be a string of at most %d printable characters.`, MaxIDChars)
+		// Every reply carries the id back as "re", so the budgets of all
+		// replies count on it: at most 64 bytes as written there.
+		if utf8.RuneCountInString(id) > MaxIDChars || escapedLen(id) > MaxIDBytes || strings.IndexFunc(id, unicode.IsControl) >= 0 {
+			return req, Errorf(CodeInvalidID, `"id" must be a string of at most %d printable characters, %d bytes as written back in "re".`, MaxIDChars, MaxIDBytes)
 		}
 		req.ID, req.HasID = id, true
 	}

@@ -45,7 +45,8 @@ func TestParseOK(t *testing.T) {
 		{name: "id and args", in: `PIRCAN/1 FIND {"capability":"hazmat","id":"r2","limit":5}`, verb: "FIND", id: "r2", hasID: true, hasArgs: true},
 		{name: "empty id", in: `PIRCAN/1 HELP {"id":""}`, verb: "HELP", id: "", hasID: true},
 		{name: "64-char ASCII id", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("a", 64) + `"}`, verb: "HELP", id: strings.Repeat("a", 64), hasID: true},
-		{name: "64 multibyte characters id", in: `PIRCAN/1 HELP {"id":"` + id64 + `"}`, verb: "HELP", id: id64, hasID: true},
+		{name: "64 bytes of multibyte id", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("é", 30) + "😀" + `"}`, verb: "HELP", id: strings.Repeat("é", 30) + "😀", hasID: true},
+		{name: "64 bytes with escapes", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat(`\\`, 31) + "ab" + `"}`, verb: "HELP", id: strings.Repeat(`\`, 31) + "ab", hasID: true},
 		{name: "escaped id", in: `PIRCAN/1 HELP {"id":"a\u00e9\"b"}`, verb: "HELP", id: `aé"b`, hasID: true},
 		{name: "JSON whitespace", in: "PIRCAN/1 HELP { \"id\" : \"r3\" ,\t\"verb\" : \"FIND\" }", verb: "HELP", id: "r3", hasID: true, hasArgs: true},
 		{name: "exactly 400 bytes", in: reqPadTo(t, `PIRCAN/1 ECHO {"text":"x","id":"r4"}`, 400), verb: "ECHO", id: "r4", hasID: true, hasArgs: true},
@@ -141,6 +142,10 @@ func TestParseErrors(t *testing.T) {
 		{name: "object id", in: `PIRCAN/1 HELP {"id":{"a":"b"}}`, code: CodeInvalidID, req: true, verb: "HELP"},
 		{name: "array id", in: `PIRCAN/1 HELP {"id":["a"]}`, code: CodeInvalidID, req: true, verb: "HELP"},
 		{name: "65-char id", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("a", 65) + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
+		{name: "64 multibyte characters id (165 bytes)", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("é", 32) + strings.Repeat("日", 31) + "😀" + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
+		{name: "65 bytes of multibyte id", in: `PIRCAN/1 HELP {"id":"a` + strings.Repeat("é", 32) + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
+		{name: "65 bytes as written back", in: `PIRCAN/1 HELP {"id":"a` + strings.Repeat(`\"`, 32) + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
+		{name: "bidi controls written back as 6-byte escapes", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("\u202e", 11) + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
 		{name: "65 multibyte characters id", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("é", 65) + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
 		{name: "id with newline", in: `PIRCAN/1 HELP {"id":"a\nb"}`, code: CodeInvalidID, req: true, verb: "HELP"},
 		{name: "id with NUL", in: `PIRCAN/1 HELP {"id":"a\u0000b"}`, code: CodeInvalidID, req: true, verb: "HELP"},
@@ -363,6 +368,9 @@ func reqCheckParsed(t *testing.T, in string, req *Request, err *Error) {
 			if n := utf8.RuneCountInString(req.ID); n > MaxIDChars {
 				t.Fatalf("Parse(%q): id of %d characters", in, n)
 			}
+			if n := reqEscapedLen(req.ID); n > MaxIDBytes {
+				t.Fatalf("Parse(%q): id of %d bytes as written back", in, n)
+			}
 			if strings.IndexFunc(req.ID, unicode.IsControl) >= 0 {
 				t.Fatalf("Parse(%q): id %q has a control character", in, req.ID)
 			}
@@ -400,6 +408,10 @@ func reqCheckParsed(t *testing.T, in string, req *Request, err *Error) {
 		t.Fatalf("Decode after Parse(%q): %v", in, derr)
 	}
 }
+
+// reqEscapedLen is the length of s inside a JSON string as the encoder
+// writes it, stated independently (replyRefLen without the quotes).
+func reqEscapedLen(s string) int { return replyRefLen(s) - 2 }
 
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{

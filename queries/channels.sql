@@ -5,7 +5,9 @@ SELECT c.name, c.private, c.topic,
        count(*) OVER () AS total
 FROM channels c
 WHERE (NOT c.private OR EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = c.id AND m.agent_id = @agent_id))
-  AND (sqlc.narg('q')::text IS NULL OR c.name_folded LIKE '%' || sqlc.narg('q')::text || '%'
+  -- q is plain text, lower-cased and LIKE-escaped by the caller: never the IRC
+  -- casemapping, under which [ ] \ ~ would match { } | ^.
+  AND (sqlc.narg('q')::text IS NULL OR lower(c.name) LIKE '%' || sqlc.narg('q')::text || '%'
        OR lower(c.topic) LIKE '%' || sqlc.narg('q')::text || '%')
 ORDER BY c.name_folded
 LIMIT @lim OFFSET @off;

@@ -14,7 +14,7 @@ func (s *Store) Channels(ctx context.Context, agentID, q string, limit, offset i
 	err := s.read(ctx, func(ctx context.Context, dq *db.Queries) error {
 		p := db.ListChannelsParams{AgentID: agentID, Lim: int32(limit), Off: int32(offset)}
 		if q != "" {
-			p.Q = likePattern(pircan.FoldNick(q))
+			p.Q = likePattern(q) // plain text, case-insensitive (spec §3 CHANNELS)
 		}
 		rows, err := dq.ListChannels(ctx, p)
 		for _, r := range rows {

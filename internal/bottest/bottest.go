@@ -500,7 +500,10 @@ func JoinMessages(items []Reply) []Reply {
 		if it.Verb == "MESSAGE-MORE" && len(out) > 0 && out[len(out)-1].Str("message_id") == it.Str("message_id") {
 			prev := &out[len(out)-1]
 			prev.Fields["text"] = prev.Str("text") + it.Str("text")
+			// A MESSAGE that continues says truncated too; whether the
+			// whole message was cut is the last line's word.
 			delete(prev.Fields, "continues")
+			delete(prev.Fields, "truncated")
 			if it.Fields["truncated"] == true {
 				prev.Fields["truncated"] = true
 			}

@@ -175,7 +175,9 @@ SELECT c.name, c.private, c.topic,
        count(*) OVER () AS total
 FROM channels c
 WHERE (NOT c.private OR EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = c.id AND m.agent_id = $1))
-  AND ($2::text IS NULL OR c.name_folded LIKE '%' || $2::text || '%'
+  -- q is plain text, lower-cased and LIKE-escaped by the caller: never the IRC
+  -- casemapping, under which [ ] \ ~ would match { } | ^.
+  AND ($2::text IS NULL OR lower(c.name) LIKE '%' || $2::text || '%'
        OR lower(c.topic) LIKE '%' || $2::text || '%')
 ORDER BY c.name_folded
 LIMIT $4 OFFSET $3

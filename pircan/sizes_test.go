@@ -1,0 +1,386 @@
+package pircan
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Every reply of every verb fits its line for the largest inputs the verb
+// accepts and the largest data the store may hold, beside the longest id:
+// re is on every line, and no field is dropped or emptied (replyOracle).
+
+const (
+	sizesUUID  = "0b0e0f4c-1111-4222-8333-944455556666"
+	sizesOther = "1c1f1a5d-2222-4333-8444-a55566667777"
+)
+
+var sizesAt = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// sizesStore holds the largest rows a store may return, written with fill.
+type sizesStore struct {
+	fill string
+	fail error // when set, every call fails with it
+}
+
+func (s sizesStore) rep(n int) string { return strings.Repeat(s.fill, n) }
+
+func (s sizesStore) list(n int, item func(i int) string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = item(i)
+	}
+	return out
+}
+
+func (s sizesStore) scopes() []string {
+	return s.list(20, func(i int) string { return fmt.Sprintf("task:%02d%s", i, strings.Repeat("s", 62)) })
+}
+
+func (s sizesStore) account(i int) string {
+	return fmt.Sprintf("acct%02d", i) + strings.Repeat("a", 58)
+}
+
+func (s sizesStore) agent() Agent {
+	return Agent{ID: sizesUUID, Account: s.account(0), Name: s.rep(80), Description: s.rep(300),
+		Capabilities: s.list(20, func(i int) string { return fmt.Sprintf("%02d", i) + s.rep(62) }),
+		CardURL:      "https://example.org/" + strings.Repeat("c", 280), Nick: strings.Repeat("n", 64), CreatedAt: sizesAt,
+		Owner: &Owner{Name: s.rep(80), Verification: "unverified"}}
+}
+
+func (s sizesStore) party() PartyRef {
+	return PartyRef{AgentID: sizesOther, Name: s.rep(80), IRCAccounts: s.list(5, s.account)}
+}
+
+func (s sizesStore) AgentByAccount(context.Context, string) (Agent, error) { return s.agent(), s.fail }
+func (s sizesStore) Hello(context.Context, string, string, Profile, int) (Agent, bool, error) {
+	return s.agent(), true, s.fail
+}
+func (s sizesStore) SeenNick(context.Context, string, string) error { return s.fail }
+func (s sizesStore) FindAgents(context.Context, FindQuery) ([]Agent, int, error) {
+	out := make([]Agent, 10)
+	for i := range out {
+		out[i] = s.agent()
+	}
+	return out, 1000000, s.fail
+}
+func (s sizesStore) Channels(context.Context, string, string, int, int) ([]Channel, int, error) {
+	out := make([]Channel, 20)
+	for i := range out {
+		out[i] = Channel{Name: "#" + strings.Repeat("c", 49), Private: true, Topic: s.rep(330), Members: 1000000}
+	}
+	return out, 1000000, s.fail
+}
+func (s sizesStore) JoinChannel(context.Context, string, string) (Channel, error) {
+	return Channel{Name: "#" + strings.Repeat("c", 49), Private: true, Topic: s.rep(330), Members: 1000000}, s.fail
+}
+func (s sizesStore) Policy(context.Context, string) (string, bool, error) {
+	return PolicyOwnerDecides, true, s.fail
+}
+func (s sizesStore) SetPolicy(context.Context, Actor, string) error { return s.fail }
+func (s sizesStore) Contact(context.Context, Actor, NewContact, Limits) (ContactResult, error) {
+	return ContactResult{RequestID: sizesUUID, Status: "accepted", AgreementID: sizesOther}, s.fail
+}
+func (s sizesStore) Contacts(context.Context, string, bool, string, int, int) ([]ContactItem, int, error) {
+	out := make([]ContactItem, 10)
+	for i := range out {
+		out[i] = ContactItem{RequestID: sizesUUID, Other: s.party(), Purpose: s.rep(300), Scopes: s.scopes(),
+			TTLDays: 365, Status: "cancelled", ExpiresAt: sizesAt}
+	}
+	return out, 1000000, s.fail
+}
+func (s sizesStore) Decide(context.Context, Actor, Decision) (DecisionResult, error) {
+	return DecisionResult{AgreementID: sizesOther, Scopes: s.scopes(), ExpiresAt: sizesAt}, s.fail
+}
+func (s sizesStore) Agreements(context.Context, string, bool, int, int) ([]AgreementItem, int, error) {
+	out := make([]AgreementItem, 10)
+	for i := range out {
+		out[i] = AgreementItem{AgreementID: sizesUUID, With: s.party(), Role: "requester", Scopes: s.scopes(),
+			Status: "expired", ExpiresAt: sizesAt}
+	}
+	return out, 1000000, s.fail
+}
+func (s sizesStore) Revoke(context.Context, Actor, string) error { return s.fail }
+func (s sizesStore) Send(context.Context, Actor, NewMessage, Limits) (SentMessage, error) {
+	return SentMessage{MessageID: sizesUUID, ConversationID: sizesOther, AgreementID: sizesUUID, Hop: 8}, s.fail
+}
+func (s sizesStore) Inbox(context.Context, Actor, int) ([]Message, int, error) {
+	out := make([]Message, 10)
+	for i := range out {
+		text := s.rep(15) // a short one, and long ones of 200 and more characters
+		if i%2 == 1 {
+			text = s.rep(MaxStoredText / len(s.fill))
+		}
+		out[i] = Message{MessageID: sizesUUID, From: s.party(), AgreementID: sizesOther, ConversationID: sizesUUID,
+			Hop: 8, At: sizesAt, Text: text}
+	}
+	return out, 1000000, s.fail
+}
+func (s sizesStore) Login(context.Context, string, string, Limits) (LoginResult, error) {
+	// A User-Agent is whatever the browser sent: up to 300 bytes of anything.
+	ua := strings.Repeat("\u009b"+s.fill+"\u202e", 300)[:300]
+	return LoginResult{SessionID: sizesUUID, Account: s.account(0), Browser: ua, StartedAt: sizesAt, ExpiresAt: sizesAt}, s.fail
+}
+func (s sizesStore) Logout(context.Context, string) (int, error) { return 1000000, s.fail }
+func (s sizesStore) binding() *Binding {
+	return &Binding{Account: s.account(1), Status: BindingConfirmed, NamedAt: sizesAt, DecidedAt: sizesAt,
+		Owner: &Owner{Account: s.account(1), Name: s.rep(80), Verification: "verified"}}
+}
+func (s sizesStore) OwnerBinding(context.Context, string) (*Binding, error) { return s.binding(), s.fail }
+func (s sizesStore) NameOwner(context.Context, Actor, string) (Binding, error) {
+	b := *s.binding()
+	b.Status = BindingPending
+	return b, s.fail
+}
+func (s sizesStore) ClearOwner(context.Context, Actor) (*Binding, error) { return s.binding(), s.fail }
+func (s sizesStore) Report(context.Context, Actor, NewReport, Limits) (string, error) {
+	return sizesUUID, s.fail
+}
+
+// sizesJSON writes v as a request would carry it.
+func sizesJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSpace(b.String())
+}
+
+// sizesLongest is build(n) for the largest n whose request fits 400 bytes.
+func sizesLongest(t *testing.T, build func(n int) string) string {
+	t.Helper()
+	if len(build(0)) > MaxRequestBytes {
+		t.Fatalf("request does not fit even empty: %s", build(0))
+	}
+	n := 0
+	for n < 400 && len(build(n+1)) <= MaxRequestBytes {
+		n++
+	}
+	return build(n)
+}
+
+// sizesCase is one request at its largest; want is the verb of its first reply.
+type sizesCase struct {
+	verb, want string
+	line       string
+}
+
+func sizesCases(t *testing.T, fill, id string) []sizesCase {
+	t.Helper()
+	idJSON := sizesJSON(id)
+	req := func(verb string, fields ...string) string {
+		return Prefix + " " + verb + " {" + strings.Join(append(fields, `"id":`+idJSON), ",") + "}"
+	}
+	text := func(key string, verb string, max int, others ...string) string {
+		return sizesLongest(t, func(n int) string {
+			r := []rune(strings.Repeat(fill, n))
+			return req(verb, append(others, `"`+key+`":`+sizesJSON(string(r[:min(len(r), max)])))...)
+		})
+	}
+	task := func(i int) string { return fmt.Sprintf(`"task:%02d%s"`, i, strings.Repeat("s", 62)) }
+	scopes := func(verb string, others ...string) string {
+		return sizesLongest(t, func(n int) string {
+			list := make([]string, min(n, 20))
+			for i := range list {
+				list[i] = task(i)
+			}
+			return req(verb, append(others, `"scopes":[`+strings.Join(list, ",")+`]`)...)
+		})
+	}
+	cases := []sizesCase{
+		{"HELP", "HELP", req("HELP")},
+		{"ECHO", "ECHO", text("text", "ECHO", 400)},
+		{"HELLO", "HELLO", text("name", "HELLO", maxName, `"description":`+sizesJSON(strings.Repeat(fill, 5)))},
+		{"WHOAMI", "WHOAMI", req("WHOAMI")},
+		{"FIND", "FIND-RESULT", text("q", "FIND", maxQuery, `"limit":10`, `"offset":10000`)},
+		{"CHANNELS", "CHANNEL", text("q", "CHANNELS", maxChannelName, `"limit":20`, `"offset":10000`)},
+		{"JOIN", "JOIN", req("JOIN", `"channel":"#`+strings.Repeat("c", 49)+`"`)},
+		{"POLICY", "POLICY", req("POLICY", `"policy":"owner-decides"`)},
+		{"CONTACT", "CONTACT", scopes("CONTACT", `"to":"`+sizesOther+`"`, `"purpose":"p"`, `"ttl_days":365`)},
+		{"CONTACT", "CONTACT", text("purpose", "CONTACT", maxPurpose, `"to":"`+sizesOther+`"`)},
+		{"CONTACTS", "CONTACT-ITEM", req("CONTACTS", `"direction":"outgoing"`, `"status":"cancelled"`, `"limit":10`, `"offset":10000`)},
+		{"ACCEPT", "ACCEPT", scopes("ACCEPT", `"request_id":"`+sizesUUID+`"`, `"ttl_days":365`)},
+		{"DECLINE", "DECLINE", req("DECLINE", `"request_id":"`+sizesUUID+`"`)},
+		{"CANCEL", "CANCEL", req("CANCEL", `"request_id":"`+sizesUUID+`"`)},
+		{"AGREEMENTS", "AGREEMENT", req("AGREEMENTS", `"all":true`, `"limit":10`, `"offset":10000`)},
+		{"REVOKE", "REVOKE", req("REVOKE", `"agreement_id":"`+sizesUUID+`"`)},
+		{"SEND", "SEND", text("text", "SEND", MaxIRCText, `"to":"`+sizesOther+`"`, `"reply_to":"`+sizesUUID+`"`)},
+		{"INBOX", "MESSAGE", req("INBOX", `"limit":10`)},
+		{"LOGIN", "LOGIN", req("LOGIN", `"code":"bcdf-ghjk"`)},
+		{"LOGOUT", "LOGOUT", req("LOGOUT")},
+		{"OWNER", "OWNER", req("OWNER")},
+		{"OWNER", "OWNER", req("OWNER", `"account":"`+strings.Repeat("o", 64)+`"`)},
+		{"OWNER", "OWNER", req("OWNER", `"clear":true`)},
+		{"REPORT", "REPORT", text("details", "REPORT", MaxReportDetails, `"agent_id":"`+sizesOther+`"`, `"category":"impersonation"`)},
+		// Errors whose words carry what the caller wrote.
+		{"ERROR", "ERROR", sizesLongest(t, func(n int) string { return req("V" + strings.Repeat("X", n)) })},
+		{"ERROR", "ERROR", sizesLongest(t, func(n int) string {
+			return req("FIND", sizesJSON(strings.Repeat(fill, n))+":1")
+		})},
+		{"ERROR", "ERROR", sizesLongest(t, func(n int) string {
+			return req("HELP", `"verb":`+sizesJSON(strings.Repeat(fill, n)))
+		})},
+		{"ERROR", "ERROR", req("ECHO", `"text":"`+strings.Repeat("x", 400)+`"`)}, // too_long, re still read
+	}
+	for _, v := range verbNames(verbTable()) {
+		cases = append(cases, sizesCase{"HELP", "HELP", req("HELP", `"verb":"`+strings.ToLower(v)+`"`)})
+	}
+	return cases
+}
+
+// sizesIDs are the longest ids a request may carry, in bytes as written back.
+var sizesIDs = []string{strings.Repeat("r", 64), strings.Repeat(`"`, 32), strings.Repeat("é", 32), strings.Repeat("😀", 16),
+	"\u202e" + strings.Repeat("i", 58)}
+
+// sizesFills are what user text and stored rows are made of: ASCII, RTL
+// and ZWJ emoji, and the characters the encoder writes longest (escaped).
+var sizesFills = []string{"x", "😀", "ش", "👩\u200d👩\u200d👧", `"`, "\u2028", "\u009b", "\u202e"}
+
+func TestEveryReplyFitsWithRe(t *testing.T) {
+	limits := DefaultLimits
+	limits.PerCaller, limits.Unidentified = 1<<30, 1<<30
+	covered := map[string]bool{}
+	for _, fill := range sizesFills {
+		for _, id := range sizesIDs {
+			for _, fail := range []error{nil, errors.New("store down")} {
+				st := sizesStore{fill: fill, fail: fail}
+				svc := NewService(st, nil, Config{Limits: limits, Now: func() time.Time { return sizesAt }}, zerolog.Nop())
+				sender := Sender{Account: st.account(0), Nick: strings.Repeat("n", 64)}
+				for _, c := range sizesCases(t, fill, id) {
+					replies, _ := svc.HandleOutcome(context.Background(), sender, c.line)
+					if len(replies) == 0 {
+						t.Fatalf("%s: no reply", c.line)
+					}
+					first := replies[0].Verb
+					if fail == nil && first != c.want && !(c.want != "ERROR" && first == "ERROR" && refusedFill(fill)) {
+						t.Fatalf("fill %q: %s answered %s, want %s: %v", fill, c.line, first, c.want, replies[0].Fields)
+					}
+					if fail == nil && first == c.want {
+						covered[c.verb] = true
+					}
+					texts := sizesCheck(t, replies, id, c.line)
+					if c.verb == "INBOX" && fail == nil {
+						msgs, _, _ := st.Inbox(context.Background(), Actor{}, 10)
+						for i, m := range msgs {
+							want := replySanitize(string([]rune(m.Text)[:min(len([]rune(m.Text)), MaxIRCText)]))
+							if i >= len(texts) || texts[i] != want {
+								t.Fatalf("fill %q id %q: message %d arrives as %q, want %q", fill, id, i, texts, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, v := range verbNames(verbTable()) {
+		if !covered[v] {
+			t.Errorf("verb %s has no case at its largest inputs here", v)
+		}
+	}
+}
+
+// refusedFill: what some fields refuse (controls, bidi; U+2028 alone is
+// blank): then the ERROR is the reply to hold to its line.
+func refusedFill(fill string) bool { return fill == "\u009b" || fill == "\u202e" || fill == "\u2028" }
+
+// sizesCheck encodes every reply and holds it to Encode's promise, with re
+// on every line; it returns the text of each message, joined across its
+// MESSAGE and MESSAGE-MORE lines.
+func sizesCheck(t *testing.T, replies []Reply, id, request string) []string {
+	t.Helper()
+	var texts []string
+	for i, r := range replies {
+		line, err := Encode(r)
+		if err != nil {
+			t.Fatalf("%s: reply %d (%s) does not fit: %v", request, i, r.Verb, err)
+		}
+		replyOracle(t, r, line)
+		_, obj := replySplit(t, line)
+		if obj["re"] != id {
+			t.Fatalf("%s: reply %d without re: %s", request, i, line)
+		}
+		switch r.Verb {
+		case "MESSAGE":
+			if from, _ := obj["from"].(map[string]any); from["name"] == "" {
+				t.Fatalf("%s: MESSAGE without from.name: %s", request, line)
+			}
+			if obj["continues"] == true && obj["truncated"] != true {
+				t.Fatalf("%s: MESSAGE continues without truncated: %s", request, line)
+			}
+			texts = append(texts, obj["text"].(string))
+		case "MESSAGE-MORE":
+			texts[len(texts)-1] += obj["text"].(string)
+		}
+	}
+	return texts
+}
+
+// Lines PIRCAN sends on its own (no request, so no re) fit as well.
+func TestUnsolicitedRepliesFit(t *testing.T) {
+	svc := NewService(sizesStore{fill: "x"}, nil, Config{Lobby: "#" + strings.Repeat("l", 49)}, zerolog.Nop())
+	replies, _ := svc.Welcome(strings.Repeat("n", 64), "", true)
+	if len(replies) == 0 {
+		t.Fatal("no welcome")
+	}
+	replies = append(replies, NotifyReplies([]Notice{{"contact_request", 1 << 30}, {"message", 1 << 30},
+		{"task_request", 1 << 30}, {"contact_update", -1}, {"agreement_update", -1}, {"task_update", -1}})...)
+	for _, r := range replies {
+		line, err := Encode(r)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Verb, err)
+		}
+		replyOracle(t, r, line)
+	}
+	for _, r := range plainHelp(verbTable()) {
+		if line, _ := Encode(r); len(line) > MaxReplyBytes || line != r.Plain {
+			t.Errorf("plain help line shortened or over %d bytes: %q", MaxReplyBytes, line)
+		}
+	}
+}
+
+// Names, capabilities, card URLs and channels refuse the bidi controls
+// that could make one read as another's; right-to-left scripts and emoji
+// sequences stay welcome.
+func TestLabelsRefuseBidiControls(t *testing.T) {
+	svc := NewService(sizesStore{fill: "x"}, nil, Config{Limits: DefaultLimits}, zerolog.Nop())
+	sender := Sender{Account: "alice", Nick: "alice"}
+	for _, c := range []struct{ line, field string }{
+		{`PIRCAN/1 HELLO {"name":"Alice\u202eecilA"}`, "name"},
+		{`PIRCAN/1 HELLO {"name":"\u2066Bob\u2069"}`, "name"},
+		{`PIRCAN/1 HELLO {"name":"x\u202a"}`, "name"},
+		{`PIRCAN/1 HELLO {"capabilities":["chem","ab\u202dc"]}`, "capabilities"},
+		{`PIRCAN/1 HELLO {"capabilities":["\u2067x"]}`, "capabilities"},
+		{`PIRCAN/1 HELLO {"card_url":"https://example.org/\u202egpj.exe"}`, "card_url"},
+		{`PIRCAN/1 JOIN {"channel":"#chem\u2068"}`, "channel"},
+		{`PIRCAN/1 JOIN {"channel":"#` + strings.Repeat(`\"`, 25) + `"}`, "channel"}, // 51 bytes as written back
+	} {
+		replies := svc.Handle(context.Background(), sender, c.line)
+		if len(replies) != 1 || replies[0].Verb != "ERROR" {
+			t.Fatalf("%s: %v, want one ERROR", c.line, replies)
+		}
+		f := replies[0].Fields
+		if f[keyIndex(f, "code")].Value != string(CodeInvalidArgument) || f[keyIndex(f, "field")].Value != Text(c.field) {
+			t.Errorf("%s: %v, want invalid_argument for %s", c.line, f, c.field)
+		}
+	}
+	for _, line := range []string{
+		`PIRCAN/1 HELLO {"name":"مساعد الكيمياء","description":"עוזר כימיה","capabilities":["كيمياء","כימיה"]}`,
+		`PIRCAN/1 HELLO {"name":"Lab 👩‍🔬 family 👩‍👩‍👧","capabilities":["👩‍🔬"]}`,
+		`PIRCAN/1 HELLO {"name":"שלום\u200fAgent"}`, // a mark, not an override
+		`PIRCAN/1 JOIN {"channel":"#כימיה"}`,
+	} {
+		if replies := svc.Handle(context.Background(), sender, line); len(replies) != 1 || replies[0].Verb == "ERROR" {
+			t.Errorf("%s: %v, want it accepted", line, replies)
+		}
+	}
+	if err := CheckChannelName("#ops\u202e"); err == nil || err.Field != "channel" {
+		t.Errorf("operator channel names: %v, want bidi refused", err)
+	}
+}
