@@ -59,7 +59,7 @@ func main() {
 	case "channel":
 		err = runChannel(ctx, args, os.Stdout)
 	case "audit":
-		err = runAudit(ctx, args, os.Stdout)
+		err = runAudit(ctx, args, os.Stdout, os.Stderr)
 	case "reports":
 		err = runReports(ctx, args, os.Stdout)
 	case "owner":
@@ -297,7 +297,7 @@ func runChannel(ctx context.Context, args []string, out io.Writer) error {
 	return err
 }
 
-func runAudit(ctx context.Context, args []string, out io.Writer) error {
+func runAudit(ctx context.Context, args []string, out, errOut io.Writer) error {
 	c := newCommon("audit")
 	follow := c.fs.Bool("follow", false, "keep printing new entries as they are appended")
 	limit := c.fs.Int("limit", 50, "how many of the latest entries to print first")
@@ -324,5 +324,10 @@ func runAudit(ctx context.Context, args []string, out io.Writer) error {
 	if !*follow {
 		return nil
 	}
-	return st.AuditFollow(ctx, last, func(e store.AuditEntry) error { return enc.Encode(e) })
+	// A database restart costs a reconnect, not the follow: it resumes after
+	// the last entry printed.
+	return st.AuditFollow(ctx, last, func(e store.AuditEntry) error { return enc.Encode(e) },
+		func(err error, in time.Duration) {
+			fmt.Fprintf(errOut, "pircan audit: database connection lost (%v); reconnecting in %s\n", err, in.Round(time.Millisecond))
+		})
 }
