@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -137,7 +138,12 @@ func TestFind(t *testing.T) {
 // Identity follows the NickServ account, never the nick.
 func TestIdentityFollowsAccount(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{})
+	bottest.EachNetwork(t, testIdentityFollowsAccount)
+}
+
+func testIdentityFollowsAccount(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind})
 	a := bot.Agents(t, "ident", 1)[0]
 	id := a.Hello(`{"name":"Nick Changer"}`)
 	oldNick := a.Nick()

@@ -372,7 +372,8 @@ func (c *Client) Nick() string {
 }
 
 // Account is the account the client is logged in to ("" if none), as
-// announced to it by numerics 900/901.
+// announced to it by numerics 900/901 (or, on Ergo, which sends no 900
+// after NickServ IDENTIFY, by NickServ's confirmation: see nickServ).
 func (c *Client) Account() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
