@@ -174,7 +174,19 @@ func Start(t testing.TB, o Options) *Bot {
 	if err := ircnet.RegisterAccount(ctx, n, nick, password); err != nil {
 		t.Fatalf("bot account: %v", err)
 	}
-	b := launch(t, n, nick, password, o)
+	return StartAccount(t, o, nick, password)
+}
+
+// StartAccount is Start for a services account made beforehand (as an
+// operator would): the bot's nick is the account name, which is what Ergo's
+// force-nick-equals-account asks for.
+func StartAccount(t testing.TB, o Options, account, password string) *Bot {
+	t.Helper()
+	n := o.Net
+	if n == nil {
+		n = NetworkOf(t, o.Kind)
+	}
+	b := launch(t, n, account, password, o)
 	b.WaitServing(t)
 	return b
 }
