@@ -399,6 +399,8 @@ func (c *Client) SetNick(ctx context.Context, nick string) error {
 			return strings.EqualFold(m.Nick(), old)
 		case "431", "432", "433", "435", "436", "437", "438", "447":
 			return true
+		case "400": // Ergo's force-nick-equals-account: "You must use your account name as your nickname"
+			return len(m.Params) > 1 && m.Params[1] == "NICK"
 		}
 		return false
 	})

@@ -114,6 +114,7 @@ func (c *Client) nickServ(ctx context.Context, command, account string) error {
 			strings.Contains(text, "Access denied"),
 			strings.Contains(text, "is currently suspended"),
 			strings.Contains(text, "Authentication failed"),
+			strings.Contains(text, "A client is already using that account"),
 			strings.Contains(text, "Invalid parameters"):
 			return fmt.Errorf("ircnet [%s]: NickServ %s: %s", c.Nick(), verb, text)
 		}
