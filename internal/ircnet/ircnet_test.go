@@ -238,7 +238,12 @@ func testIdentify(t *testing.T, n *Network) {
 
 func TestSetNick(t *testing.T) {
 	t.Parallel()
-	n, ctx := network(t), testCtx(t)
+	eachKind(t, testSetNick)
+}
+
+func testSetNick(t *testing.T, n *Network) {
+	t.Parallel()
+	ctx := testCtx(t)
 	cs := dialAll(t, n, ctx, who{nick("erin"), ""}, who{nick("frank"), ""})
 	erin, frank := cs[0], cs[1]
 
@@ -266,7 +271,12 @@ func TestSetNick(t *testing.T) {
 
 func TestJoin(t *testing.T) {
 	t.Parallel()
-	n, ctx := network(t), testCtx(t)
+	eachKind(t, testJoin)
+}
+
+func testJoin(t *testing.T, n *Network) {
+	t.Parallel()
+	ctx := testCtx(t)
 	cs := dialAll(t, n, ctx, who{nick("grace"), ""}, who{nick("heidi"), "pw-heidi"})
 	grace, heidi := cs[0], cs[1]
 	channel := "#" + nick("room")
