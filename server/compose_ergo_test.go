@@ -82,9 +82,10 @@ func registerBeforeConnect(t *testing.T, n *ircnet.Network, account, password st
 // login throttling).
 func TestComposeErgoConfig(t *testing.T) {
 	t.Parallel()
+	bottest.RequireKind(t, ircnet.Ergo)
 	bin, err := ircnet.ErgoBinary()
 	if err != nil {
-		t.Skipf("Ergo network skipped: %v (put the ergo binary at ../shared/ergonet/ergo beside the repository, or set PIRCAN_TEST_ERGO)", err)
+		t.Fatal(err)
 	}
 	// The compose file hashes the oper password with `ergo genpasswd` and
 	// hands it over as ERGO__OPERS__PIRCAN__PASSWORD; so does this test.

@@ -61,7 +61,10 @@ func NetworkOf(t testing.TB, kind ircnet.Kind) *ircnet.Network {
 	return s.net
 }
 
-// needKind skips the test when kind's server cannot run here.
+// RequireKind skips the test, saying why, when kind's server cannot run
+// here (Ergo without its binary).
+func RequireKind(t testing.TB, kind ircnet.Kind) { t.Helper(); needKind(t, kind) }
+
 func needKind(t testing.TB, kind ircnet.Kind) {
 	t.Helper()
 	if kind != ircnet.Ergo {
