@@ -70,7 +70,9 @@ func (s *Store) AuditLatest(ctx context.Context, n int) ([]AuditEntry, error) {
 // AuditFollow calls emit for every entry after afterID, then for each new
 // one as it is appended, until ctx ends (then it returns nil). It listens on
 // pircan_audit and reads by id, so no entry is missed between a notification
-// and the read. A lost database connection (a restart: 57P01, a network
+// and the read; and it emits a row only once no transaction that may still
+// commit a lower id is open (auditSettle), so a late commit is not skipped
+// either. A lost database connection (a restart: 57P01, a network
 // error) does not end it: it reports the error to lost (if not nil), waits
 // (backoff), LISTENs again and then catches up by id from the last entry it
 // emitted, so a restart leaves no gap and no duplicate. Other errors (emit's,
@@ -109,19 +111,32 @@ func (s *Store) auditFollowOnce(ctx context.Context, afterID *int64, emit func(A
 		return false, err
 	}
 	defer conn.Close(context.Background())
+	q := db.New(conn)
 	for {
-		rows, err := db.New(conn).AuditAfter(ctx, db.AuditAfterParams{AfterID: *afterID, Lim: 500})
+		rows, err := q.AuditAfter(ctx, db.AuditAfterParams{AfterID: *afterID, Lim: 500})
 		if err != nil {
 			return true, err
 		}
-		for _, e := range toEntries(rows) {
-			if err := emit(e); err != nil {
-				return true, emitError{err}
+		if len(rows) > 0 {
+			// Everything up to top is final once the transactions that may
+			// still commit a lower id have ended; read again, then emit.
+			top := rows[len(rows)-1].ID
+			if err := auditSettle(ctx, conn); err != nil {
+				return true, err
 			}
-			*afterID = e.ID
-		}
-		if len(rows) == 500 {
-			continue
+			if rows, err = q.AuditAfter(ctx, db.AuditAfterParams{AfterID: *afterID, Lim: 500}); err != nil {
+				return true, err
+			}
+			for _, e := range toEntries(rows) {
+				if e.ID > top {
+					break
+				}
+				if err := emit(e); err != nil {
+					return true, emitError{err}
+				}
+				*afterID = e.ID
+			}
+			continue // until a read finds nothing new
 		}
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		_, err = conn.WaitForNotification(wctx)
@@ -130,6 +145,34 @@ func (s *Store) auditFollowOnce(ctx context.Context, afterID *int64, emit func(A
 			return true, err
 		}
 	}
+}
+
+// auditSettle waits until every transaction that holds audit_log's insert
+// lock now has ended. Ids are drawn at INSERT but transactions commit in
+// any order, so a row can become visible after one with a higher id; a
+// follow by "id > last printed" would skip it for good. A transaction that
+// takes the lock after this call draws a higher id than any row visible
+// before it, so once the ones seen here are gone, every id below the rows
+// already read is final. They end within the store's timeout.
+func auditSettle(ctx context.Context, conn *pgx.Conn) error {
+	const holders = `SELECT coalesce(array_agg(virtualtransaction), '{}') FROM pg_locks
+		WHERE locktype = 'relation' AND relation = 'audit_log'::regclass AND mode = 'RowExclusiveLock'
+		AND granted AND pid <> pg_backend_pid() AND ($1::text[] IS NULL OR virtualtransaction = ANY($1))`
+	var open []string
+	if err := conn.QueryRow(ctx, holders, nil).Scan(&open); err != nil {
+		return err
+	}
+	for len(open) > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if err := conn.QueryRow(ctx, holders, open).Scan(&open); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // emitError marks a failure of the caller's emit: never retried.

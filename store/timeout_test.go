@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,67 @@ func TestTransactionDeadlineBoundsItsStatements(t *testing.T) {
 	// stuck in the aborted transaction: the next call works.
 	if _, _, err := s.Hello(context.Background(), "carol", "carol", pircan.Profile{}, 30); err != nil {
 		t.Fatalf("next call after the timeout: %v", err)
+	}
+}
+
+// Audit ids are drawn at INSERT but transactions commit in any order: the
+// follow holds back a row while a transaction that may still commit a
+// lower id is open, then prints both in id order, none skipped.
+func TestAuditFollowWaitsForEarlierTransactions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dsn := pgtest.Database(t)
+	s, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan store.AuditEntry, 10)
+	followed := make(chan error, 1)
+	go func() {
+		followed <- s.AuditFollow(ctx, 0, func(e store.AuditEntry) error { got <- e; return nil }, nil)
+	}()
+
+	early, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer early.Close(context.Background())
+	tx, err := early.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, `INSERT INTO audit_log (actor_account, action, subject, details)
+		VALUES ('op', 'test.early', '', '{}')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddChannel(ctx, "op", "#later", false, ""); err != nil { // a higher id, committed first
+		t.Fatal(err)
+	}
+	select {
+	case e := <-got:
+		t.Fatalf("printed %s (id %d) while a transaction holding a lower id is open", e.Action, e.ID)
+	case <-time.After(time.Second):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for range 2 {
+		select {
+		case e := <-got:
+			order = append(order, e.Action)
+		case err := <-followed:
+			t.Fatalf("follow ended: %v", err)
+		case <-ctx.Done():
+			t.Fatalf("printed only %v", order)
+		}
+	}
+	if strings.Join(order, " ") != "test.early channel.add" {
+		t.Fatalf("printed %v, want the early transaction's row first", order)
 	}
 }
