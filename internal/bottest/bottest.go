@@ -47,7 +47,7 @@ func NetworkOf(t testing.TB, kind ircnet.Kind) *ircnet.Network {
 	if kind == "" {
 		kind = ircnet.InspIRCd
 	}
-	needKind(t, kind)
+	RequireKind(t, kind)
 	s := shared[kind]
 	s.once.Do(func() {
 		s.dir, s.err = os.MkdirTemp("", "pircan-"+string(kind)+"-")
@@ -63,9 +63,7 @@ func NetworkOf(t testing.TB, kind ircnet.Kind) *ircnet.Network {
 
 // RequireKind skips the test, saying why, when kind's server cannot run
 // here (Ergo without its binary).
-func RequireKind(t testing.TB, kind ircnet.Kind) { t.Helper(); needKind(t, kind) }
-
-func needKind(t testing.TB, kind ircnet.Kind) {
+func RequireKind(t testing.TB, kind ircnet.Kind) {
 	t.Helper()
 	if kind != ircnet.Ergo {
 		return
@@ -86,7 +84,7 @@ func EachNetwork(t *testing.T, f func(t *testing.T, kind ircnet.Kind)) {
 	t.Helper()
 	for _, k := range Kinds {
 		t.Run(string(k), func(t *testing.T) {
-			needKind(t, k)
+			RequireKind(t, k)
 			f(t, k)
 		})
 	}
@@ -153,7 +151,7 @@ func PrivateNetworkOf(t testing.TB, kind ircnet.Kind) *ircnet.Network {
 	if kind == "" {
 		kind = ircnet.InspIRCd
 	}
-	needKind(t, kind)
+	RequireKind(t, kind)
 	n, err := ircnet.StartWith(t.TempDir(), ircnet.Options{Kind: kind, WatchPID: os.Getpid()})
 	if err != nil {
 		t.Fatalf("IRC network (%s): %v", kind, err)
