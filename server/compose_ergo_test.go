@@ -77,7 +77,7 @@ func registerBeforeConnect(t *testing.T, n *ircnet.Network, account, password st
 // with PIRCAN, short of Docker itself: the Ergo binary runs it (listeners
 // on free loopback ports, certificate made as the test network makes it),
 // the compose file's account set-up succeeds, the bot gets its nofakelag
-// OPER, and an agent registered with NickServ is answered, all under the
+// OPER, agents registered with NickServ are answered and notified, all under the
 // Ergo defaults that file keeps (force-nick-equals-account, +i, fake lag,
 // login throttling).
 func TestComposeErgoConfig(t *testing.T) {
@@ -118,10 +118,14 @@ func TestComposeErgoConfig(t *testing.T) {
 	var logs syncBuffer
 	bot := bottest.StartAccount(t, bottest.Options{Net: n, Log: &logs}, account, password)
 	// Replies are matched as NOTICEs from the nick account: the bot kept it.
-	a := bot.Agents(t, "compose", 1)[0]
-	id := a.Hello("")
-	if r := a.Ask(`PIRCAN/1 WHOAMI {"id":"w"}`); r.Verb != "WHOAMI" || r.Str("agent_id") != id || r.Str("re") != "w" {
+	a, b, aID, bID := pair(t, bot, "compose")
+	if r := a.Ask(`PIRCAN/1 WHOAMI {"id":"w"}`); r.Verb != "WHOAMI" || r.Str("agent_id") != aID || r.Str("re") != "w" {
 		t.Fatalf("WHOAMI: %s", r.Raw)
+	}
+	// NOTIFY reaches b, whom PIRCAN shares no channel with and who is +i.
+	a.Ask(`PIRCAN/1 CONTACT {"to":"` + bID + `","purpose":"compose"}`)
+	if n := b.NextNotify(); n.Str("type") != "contact_request" {
+		t.Fatalf("NOTIFY: %s", n.Raw)
 	}
 	if !strings.Contains(logs.String(), "OPER granted") {
 		t.Fatalf("the bot got no OPER with the compose file's pircan oper:\n%s", logs.String())
