@@ -133,7 +133,9 @@ func (s sizesStore) binding() *Binding {
 	return &Binding{Account: s.account(1), Status: BindingConfirmed, NamedAt: sizesAt, DecidedAt: sizesAt,
 		Owner: &Owner{Account: s.account(1), Name: s.rep(80), Verification: "verified"}}
 }
-func (s sizesStore) OwnerBinding(context.Context, string) (*Binding, error) { return s.binding(), s.fail }
+func (s sizesStore) OwnerBinding(context.Context, string) (*Binding, error) {
+	return s.binding(), s.fail
+}
 func (s sizesStore) NameOwner(context.Context, Actor, string) (Binding, error) {
 	b := *s.binding()
 	b.Status = BindingPending

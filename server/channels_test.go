@@ -9,6 +9,7 @@ import (
 	"github.com/ergochat/irc-go/ircmsg"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
 )
 
 // waitInChannel waits until the bot has joined channel (it follows the
@@ -119,7 +120,12 @@ func must(t *testing.T, err error) {
 // A nick joining the lobby is welcomed once an hour, not on every join.
 func TestLobbyWelcome(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{})
+	bottest.EachNetwork(t, testLobbyWelcome)
+}
+
+func testLobbyWelcome(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind})
 	a := bot.Guest(t, "newcomer")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()

@@ -7,12 +7,18 @@ import (
 	"testing"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
 )
 
 func TestHelloRegistersAndUpdates(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{})
+	bottest.EachNetwork(t, testHelloRegistersAndUpdates)
+}
+
+func testHelloRegistersAndUpdates(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind})
 	a := bot.Agents(t, "hello", 1)[0]
 
 	r := a.Ask(`PIRCAN/1 HELLO {"id":"h1"}`)
@@ -137,7 +143,12 @@ func TestFind(t *testing.T) {
 // Identity follows the NickServ account, never the nick.
 func TestIdentityFollowsAccount(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{})
+	bottest.EachNetwork(t, testIdentityFollowsAccount)
+}
+
+func testIdentityFollowsAccount(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind})
 	a := bot.Agents(t, "ident", 1)[0]
 	id := a.Hello(`{"name":"Nick Changer"}`)
 	oldNick := a.Nick()
@@ -171,7 +182,12 @@ func TestIdentityFollowsAccount(t *testing.T) {
 // line of at most 350 bytes, and no text can start a new IRC line.
 func TestRepliesStayOneSafeLine(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{})
+	bottest.EachNetwork(t, testRepliesStayOneSafeLine)
+}
+
+func testRepliesStayOneSafeLine(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind})
 	a := bot.Agents(t, "safe", 1)[0]
 	// 80 four-byte runes, quotes, backslashes and U+2028 all fit the field rules.
 	name := strings.Repeat("\U0001F9EA", 40) + strings.Repeat(`"\`, 18) + "\u2028end"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/internal/pgtest"
 	"github.com/creatimus/pircan/pircan"
 )
@@ -125,7 +126,12 @@ func TestPostgresRestart(t *testing.T) {
 // notifications queued meanwhile.
 func TestIRCServerRestart(t *testing.T) {
 	t.Parallel()
-	n := bottest.PrivateNetwork(t)
+	bottest.EachNetwork(t, testIRCServerRestart)
+}
+
+func testIRCServerRestart(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	n := bottest.PrivateNetworkOf(t, kind)
 	var logs syncBuffer
 	limits := pircan.DefaultLimits
 	limits.PerCaller = 100000 // a steady load from few agents
@@ -209,8 +215,13 @@ func (s *syncBuffer) String() string {
 // notifications that waited meanwhile.
 func TestHotStandby(t *testing.T) {
 	t.Parallel()
-	primary := bottest.Start(t, bottest.Options{})
-	standby := bottest.StartStandby(t, primary, bottest.Options{})
+	bottest.EachNetwork(t, testHotStandby)
+}
+
+func testHotStandby(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	primary := bottest.Start(t, bottest.Options{Kind: kind})
+	standby := bottest.StartStandby(t, primary, bottest.Options{Kind: kind})
 	a, b, _, bID := pair(t, primary, "standby")
 	joinLobby(t, primary, b)
 	time.Sleep(2 * time.Second) // the standby has had time to try the lock

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/internal/pgtest"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/ircconn"
@@ -143,8 +144,13 @@ func TestHTTPHealthAndReady(t *testing.T) {
 // A standby process is alive but not ready.
 func TestReadyStandby(t *testing.T) {
 	t.Parallel()
-	primary := bottest.Start(t, bottest.Options{HTTPAddr: "127.0.0.1:0"})
-	standby := bottest.StartStandby(t, primary, bottest.Options{HTTPAddr: "127.0.0.1:0"})
+	bottest.EachNetwork(t, testReadyStandby)
+}
+
+func testReadyStandby(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	primary := bottest.Start(t, bottest.Options{Kind: kind, HTTPAddr: "127.0.0.1:0"})
+	standby := bottest.StartStandby(t, primary, bottest.Options{Kind: kind, HTTPAddr: "127.0.0.1:0"})
 	if r := waitReady(t, primary, 200); r.Standby {
 		t.Fatalf("primary: %+v", r)
 	}

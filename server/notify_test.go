@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/store"
 )
 
@@ -52,7 +53,12 @@ func joinLobby(t *testing.T, bot *bottest.Bot, a *bottest.Agent) {
 // NOTIFY reaches an agent PIRCAN can see, content-free.
 func TestNotifyLive(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{})
+	bottest.EachNetwork(t, testNotifyLive)
+}
+
+func testNotifyLive(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind})
 	a, b, aID, bID := pair(t, bot, "live")
 	a.Ask(`PIRCAN/1 CONTACT {"to":"` + bID + `","purpose":"Secret purpose"}`)
 	n := b.NextNotify()
@@ -79,7 +85,12 @@ func TestNotifyLive(t *testing.T) {
 // per type with the current count, when it joins the lobby.
 func TestNotifyWaitsForTheAgent(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{Limits: raised()})
+	bottest.EachNetwork(t, testNotifyWaitsForTheAgent)
+}
+
+func testNotifyWaitsForTheAgent(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind, Limits: raised()})
 	a, b, _, bID := pair(t, bot, "wait")
 	agree(t, a, b, bID)
 	b.Close()
@@ -103,7 +114,12 @@ func TestNotifyWaitsForTheAgent(t *testing.T) {
 // out, the server is asked who holds the nick now.
 func TestNotifyNotToANickThatChangedHands(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{Limits: raised()})
+	bottest.EachNetwork(t, testNotifyNotToANickThatChangedHands)
+}
+
+func testNotifyNotToANickThatChangedHands(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind, Limits: raised()})
 	a, b, _, bID := pair(t, bot, "hands")
 	agree(t, a, b, bID)
 	oldNick := b.Nick()
@@ -135,7 +151,12 @@ func TestNotifyNotToANickThatChangedHands(t *testing.T) {
 // wakes delivery at once.
 func TestNotifyFromAnotherProcess(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{})
+	bottest.EachNetwork(t, testNotifyFromAnotherProcess)
+}
+
+func testNotifyFromAnotherProcess(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind})
 	b := bot.Agents(t, "other", 1)[0]
 	bID := b.Hello("")
 	other, err := store.Open(t.Context(), bot.DSN)
@@ -150,7 +171,12 @@ func TestNotifyFromAnotherProcess(t *testing.T) {
 // Notifications are kept for 24 hours, not longer.
 func TestNotifyExpires(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{})
+	bottest.EachNetwork(t, testNotifyExpires)
+}
+
+func testNotifyExpires(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind})
 	b := bot.Agents(t, "stale", 1)[0]
 	bID := b.Hello("")
 	b.Close()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -120,7 +121,12 @@ func TestCaseInsensitiveVerbAndPlainHelp(t *testing.T) {
 // ECHO needs no registration and shows the account PIRCAN verified.
 func TestEcho(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{})
+	bottest.EachNetwork(t, testEcho)
+}
+
+func testEcho(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind})
 	a := bot.Agents(t, "echo", 1)[0]
 	g := bot.Guest(t, "echoguest")
 	r := a.Ask(`PIRCAN/1 ECHO {"text":"hi \"there\"","id":"e"}`)

@@ -32,7 +32,7 @@ func (s *Store) AgentByAccount(ctx context.Context, account string) (pircan.Agen
 func (s *Store) Hello(ctx context.Context, account, nick string, p pircan.Profile, maxNewPerHour int) (pircan.Agent, bool, error) {
 	var agent pircan.Agent
 	var created bool
-	err := s.withTx(ctx, func(q *db.Queries) error {
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		existing, err := q.AgentByAccount(ctx, foldAccount(account))
 		if errors.Is(err, errNoRows) {
 			// Serialise registrations, then look again: a racing HELLO of

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store/db"
@@ -67,36 +68,152 @@ func (s *Store) AuditLatest(ctx context.Context, n int) ([]AuditEntry, error) {
 }
 
 // AuditFollow calls emit for every entry after afterID, then for each new
-// one as it is appended, until ctx ends. It listens on pircan_audit and
-// reads by id, so no entry is missed between a notification and the read.
-func (s *Store) AuditFollow(ctx context.Context, afterID int64, emit func(AuditEntry) error) error {
-	conn, err := s.listenConn(ctx, "pircan_audit")
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
+// one as it is appended, until ctx ends (then it returns nil). It listens on
+// pircan_audit and reads by id, so no entry is missed between a notification
+// and the read; and it emits a row only once no transaction that may still
+// commit a lower id is open (auditSettle), so a late commit is not skipped
+// either. A lost database connection (a restart: 57P01, a network
+// error) does not end it: it reports the error to lost (if not nil), waits
+// (backoff), LISTENs again and then catches up by id from the last entry it
+// emitted, so a restart leaves no gap and no duplicate. Other errors (emit's,
+// or the database refusing the query) end it.
+func (s *Store) AuditFollow(ctx context.Context, afterID int64, emit func(AuditEntry) error,
+	lost func(err error, retryIn time.Duration)) error {
+	backoff := followBackoff{min: 200 * time.Millisecond, max: 5 * time.Second}
 	for {
-		rows, err := db.New(conn).AuditAfter(ctx, db.AuditAfterParams{AfterID: afterID, Lim: 500})
-		if err != nil {
+		listening, err := s.auditFollowOnce(ctx, &afterID, emit)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case !retryable(err):
 			return err
 		}
-		for _, e := range toEntries(rows) {
-			if err := emit(e); err != nil {
-				return err
-			}
-			afterID = e.ID
+		if listening {
+			backoff.reset()
 		}
-		if len(rows) == 500 {
-			continue
+		wait := backoff.next()
+		if lost != nil {
+			lost(err, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+// auditFollowOnce follows on one connection until it fails; listening says
+// whether it got as far as LISTEN (the connection worked).
+func (s *Store) auditFollowOnce(ctx context.Context, afterID *int64, emit func(AuditEntry) error) (listening bool, err error) {
+	conn, err := s.listenConn(ctx, "pircan_audit")
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close(context.Background())
+	q := db.New(conn)
+	for {
+		rows, err := q.AuditAfter(ctx, db.AuditAfterParams{AfterID: *afterID, Lim: 500})
+		if err != nil {
+			return true, err
+		}
+		if len(rows) > 0 {
+			// Everything up to top is final once the transactions that may
+			// still commit a lower id have ended; read again, then emit.
+			top := rows[len(rows)-1].ID
+			if err := auditSettle(ctx, conn); err != nil {
+				return true, err
+			}
+			if rows, err = q.AuditAfter(ctx, db.AuditAfterParams{AfterID: *afterID, Lim: 500}); err != nil {
+				return true, err
+			}
+			for _, e := range toEntries(rows) {
+				if e.ID > top {
+					break
+				}
+				if err := emit(e); err != nil {
+					return true, emitError{err}
+				}
+				*afterID = e.ID
+			}
+			continue // until a read finds nothing new
 		}
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		_, err = conn.WaitForNotification(wctx)
 		cancel()
-		if err != nil && ctx.Err() != nil {
-			return nil
-		}
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			return err
+		if err != nil && (ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded)) {
+			return true, err
 		}
 	}
 }
+
+// auditSettle waits until every transaction that holds audit_log's insert
+// lock now has ended. Ids are drawn at INSERT but transactions commit in
+// any order, so a row can become visible after one with a higher id; a
+// follow by "id > last printed" would skip it for good. A transaction that
+// takes the lock after this call draws a higher id than any row visible
+// before it, so once the ones seen here are gone, every id below the rows
+// already read is final. They end within the store's timeout.
+func auditSettle(ctx context.Context, conn *pgx.Conn) error {
+	const holders = `SELECT coalesce(array_agg(virtualtransaction), '{}') FROM pg_locks
+		WHERE locktype = 'relation' AND relation = 'audit_log'::regclass AND mode = 'RowExclusiveLock'
+		AND granted AND pid <> pg_backend_pid() AND ($1::text[] IS NULL OR virtualtransaction = ANY($1))`
+	var open []string
+	if err := conn.QueryRow(ctx, holders, nil).Scan(&open); err != nil {
+		return err
+	}
+	for len(open) > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if err := conn.QueryRow(ctx, holders, open).Scan(&open); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emitError marks a failure of the caller's emit: never retried.
+type emitError struct{ error }
+
+func (e emitError) Unwrap() error { return e.error }
+
+// retryable tells a lost or refused connection (worth reconnecting for)
+// from an error that would only repeat: the caller's own, or the database
+// refusing the query itself.
+func retryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ee emitError
+	if errors.As(err, &ee) {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code[:2] {
+		case "08", "57", "53": // connection exception, operator intervention (restart), resources
+			return true
+		}
+		return false
+	}
+	return true // no answer from the server at all: network, closed connection, dial
+}
+
+// followBackoff doubles from min to max; reset after a connection that worked.
+type followBackoff struct {
+	min, max, cur time.Duration
+}
+
+func (b *followBackoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.min
+	} else if b.cur = 2 * b.cur; b.cur > b.max {
+		b.cur = b.max
+	}
+	return b.cur
+}
+
+func (b *followBackoff) reset() { b.cur = 0 }

@@ -32,7 +32,7 @@ func (s *Store) Policy(ctx context.Context, agentID string) (string, bool, error
 // SetPolicy implements pircan.Store. An owner's change (actor.ByOwner)
 // locks owner-decides; the agent's own change is refused while locked.
 func (s *Store) SetPolicy(ctx context.Context, actor pircan.Actor, policy string) error {
-	return s.withTx(ctx, func(q *db.Queries) error {
+	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		if actor.ByOwner {
 			if err := q.SetOwnerPolicy(ctx, db.SetOwnerPolicyParams{ID: actor.AgentID, Policy: policy}); err != nil {
 				return err
@@ -55,7 +55,7 @@ func (s *Store) SetPolicy(ctx context.Context, actor pircan.Actor, policy string
 func (s *Store) Contact(ctx context.Context, actor pircan.Actor, r pircan.NewContact, l pircan.Limits) (pircan.ContactResult, error) {
 	var res pircan.ContactResult
 	me := actor.AgentID
-	err := s.withTx(ctx, func(q *db.Queries) error {
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		if r.To == me {
 			return pircan.ErrSelfContact
 		}
@@ -190,7 +190,7 @@ func (s *Store) Contacts(ctx context.Context, agentID string, incoming bool, sta
 // racing decisions one wins and the other finds it no longer pending.
 func (s *Store) Decide(ctx context.Context, actor pircan.Actor, d pircan.Decision) (pircan.DecisionResult, error) {
 	var res pircan.DecisionResult
-	err := s.withTx(ctx, func(q *db.Queries) error {
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		req, err := q.LockRequest(ctx, d.RequestID)
 		if err != nil {
 			return notFound(err)
@@ -291,7 +291,7 @@ func (s *Store) Agreements(ctx context.Context, agentID string, includeEnded boo
 
 // Revoke implements pircan.Store.
 func (s *Store) Revoke(ctx context.Context, actor pircan.Actor, agreementID string) error {
-	return s.withTx(ctx, func(q *db.Queries) error {
+	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		g, err := q.LockAgreement(ctx, agreementID)
 		if err != nil {
 			return notFound(err)

@@ -24,6 +24,8 @@ type Leadership struct {
 // TryLead takes the leader lock if no other process holds it; nil, nil
 // means another one does.
 func (s *Store) TryLead(ctx context.Context) (*Leadership, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -75,6 +77,8 @@ func (l *Leadership) watch() {
 // Leadership's own (perhaps dying) session, or nobody: after Lost, only
 // another holder means another process leads.
 func (s *Store) HeldBySelf(ctx context.Context, l *Leadership) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
 	var pids []uint32
 	rows, err := s.pool.Query(ctx, `SELECT pid FROM pg_locks
 		WHERE locktype = 'advisory' AND granted AND classid = 0 AND objid = $1`, leaderLockKey)

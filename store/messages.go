@@ -13,7 +13,7 @@ import (
 func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessage, l pircan.Limits) (pircan.SentMessage, error) {
 	var sent pircan.SentMessage
 	me := actor.AgentID
-	err := s.withTx(ctx, func(q *db.Queries) error {
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		if m.To == me {
 			return pircan.ErrNotAuthorized
 		}
@@ -73,7 +73,7 @@ func notFoundOr(err error) error {
 func (s *Store) Inbox(ctx context.Context, actor pircan.Actor, limit int) ([]pircan.Message, int, error) {
 	var out []pircan.Message
 	remaining := 0
-	err := s.withTx(ctx, func(q *db.Queries) error {
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		rows, err := q.ClaimUnread(ctx, db.ClaimUnreadParams{Recipient: actor.AgentID, Lim: int32(limit)})
 		if err != nil {
 			return err

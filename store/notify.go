@@ -11,7 +11,7 @@ import (
 // for delivery and returns one Notice per type with the count as of now.
 func (s *Store) ClaimNotices(ctx context.Context, agentID string) ([]pircan.Notice, error) {
 	var out []pircan.Notice
-	err := s.withTx(ctx, func(q *db.Queries) error {
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		types, err := q.ClaimNotifications(ctx, agentID)
 		if err != nil {
 			return err

@@ -19,7 +19,7 @@ import (
 func (s *Store) StartSignIn(ctx context.Context, in pircan.NewSignIn, limit int) (pircan.PortalSession, error) {
 	var out pircan.PortalSession
 	var rule error
-	err := s.withTx(ctx, func(q *db.Queries) error {
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		if err := q.LockSignInStarts(ctx, in.Address); err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ func (s *Store) Login(ctx context.Context, account, code string, l pircan.Limits
 	var rule error
 	folded := foldAccount(account)
 	actor := pircan.Actor{Account: account}
-	err := s.withTx(ctx, func(q *db.Queries) error {
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		if err := q.LockLoginAttempts(ctx, folded); err != nil {
 			return err
 		}
@@ -141,7 +141,7 @@ func (s *Store) Login(ctx context.Context, account, code string, l pircan.Limits
 // Logout implements pircan.Store.
 func (s *Store) Logout(ctx context.Context, account string) (int, error) {
 	n := 0
-	err := s.withTx(ctx, func(q *db.Queries) error {
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		ids, err := q.EndAccountSessions(ctx, foldAccount(account))
 		if err != nil {
 			return err
@@ -171,7 +171,7 @@ func (s *Store) Owner(ctx context.Context, account string) (*pircan.Owner, error
 // VerifyOwner records that an operator checked who owns account, under
 // name; it creates the owner row if the owner has not signed in yet.
 func (s *Store) VerifyOwner(ctx context.Context, operator, account, name string) (created bool, err error) {
-	err = s.withTx(ctx, func(q *db.Queries) error {
+	err = s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		created, err = q.VerifyOwner(ctx, db.VerifyOwnerParams{AccountFolded: foldAccount(account), Account: account, Name: name})
 		if err != nil {
 			return err
@@ -219,7 +219,7 @@ func (s *Store) PortalSessions(ctx context.Context, account string) ([]pircan.Se
 // EndPortalSession ends one live session of account (sign out, when it is
 // the caller's own): ErrNotFound if there is no such live session.
 func (s *Store) EndPortalSession(ctx context.Context, account, bySession, sessionID string) error {
-	return s.withTx(ctx, func(q *db.Queries) error {
+	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		n, err := q.EndPortalSession(ctx, db.EndPortalSessionParams{ID: sessionID, AccountFolded: foldAccount(account)})
 		if err != nil {
 			return err

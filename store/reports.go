@@ -20,7 +20,7 @@ import (
 func (s *Store) Report(ctx context.Context, actor pircan.Actor, r pircan.NewReport, l pircan.Limits) (string, error) {
 	var id string
 	me := actor.AgentID
-	err := s.withTx(ctx, func(q *db.Queries) error {
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		if r.Reported == me {
 			return pircan.ErrSelfReport
 		}
@@ -149,7 +149,7 @@ func (s *Store) ResolveReport(ctx context.Context, operator, id, resolution, act
 	if !pircan.ValidID(id) {
 		return pircan.ErrNotFound
 	}
-	return s.withTx(ctx, func(q *db.Queries) error {
+	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		r, err := q.LockReport(ctx, id)
 		if err != nil {
 			return notFound(err)

@@ -56,7 +56,7 @@ func (s *Store) SchemaReady(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	var have *int64
 	if err := s.pool.QueryRow(ctx, "SELECT max(version_id) FROM goose_db_version").Scan(&have); err != nil {

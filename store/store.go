@@ -7,41 +7,81 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store/db"
 )
 
-// QueryTimeout bounds every store call, so a stuck database turns into an
-// internal_error reply instead of a stuck worker.
+// QueryTimeout bounds every store call, a whole transaction included, so a
+// stuck database turns into an internal_error reply (or a failed portal
+// page or operator command) instead of a stuck caller.
 const QueryTimeout = 5 * time.Second
+
+// LockTimeout is the server-side bound on any one lock wait. It is shorter
+// than QueryTimeout so that a call blocked behind a row lock fails with a
+// clear lock_not_available (55P03) while its deadline still has room, and
+// because the server enforces it even when the client has gone: a backend
+// whose client hung up at the deadline would otherwise wait on for the lock
+// while still holding the ones its transaction took before.
+const LockTimeout = 3 * time.Second
+
+// Timeouts are a store's bounds; the zero value means the defaults above.
+// Lock 0 leaves the server's lock_timeout alone (tests of the deadline).
+type Timeouts struct {
+	Query, Lock time.Duration
+}
 
 // Store implements pircan.Store over a pgx pool.
 type Store struct {
-	pool *pgxpool.Pool
-	q    *db.Queries
+	pool    *pgxpool.Pool
+	q       *db.Queries
+	timeout time.Duration
 }
 
 var _ pircan.Store = (*Store)(nil)
 
-// Open connects a pool to dsn. The pool plans each statement for its actual
-// arguments (FIND's optional filters must each use their index).
+// Open connects a pool to dsn with the default timeouts.
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	return OpenTimeouts(ctx, dsn, Timeouts{Query: QueryTimeout, Lock: LockTimeout})
+}
+
+// OpenTimeouts connects a pool to dsn. The pool plans each statement for its
+// actual arguments (FIND's optional filters must each use their index).
+// lock_timeout is a connection parameter rather than a SET LOCAL per
+// transaction: no extra round trip, and it covers every statement, the
+// migrations' DDL included (which then cannot queue, with every query behind
+// it, for a lock a running transaction holds).
+func OpenTimeouts(ctx context.Context, dsn string, t Timeouts) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
 	}
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "pircan"
+	if t.Lock > 0 {
+		cfg.ConnConfig.RuntimeParams["lock_timeout"] = strconv.FormatInt(t.Lock.Milliseconds(), 10)
+	}
+	if t.Query <= 0 {
+		t.Query = QueryTimeout
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, q: db.New(pool)}, nil
+	return &Store{pool: pool, q: db.New(pool), timeout: t.Query}, nil
+}
+
+// IsTimeout reports whether err is a store call that ran out of time: its
+// deadline, or the server's lock_timeout. Both are worth a retry.
+func IsTimeout(err error) bool {
+	var pe *pgconn.PgError
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &pe) && pe.Code == "55P03")
 }
 
 // Close releases the pool.
@@ -52,23 +92,29 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	return s.pool.Ping(ctx)
 }
 
-// withTx runs fn in one transaction. The rollback is deferred on a fresh
-// context: it must run even when ctx was cancelled, or the pool would never
-// get the connection back.
-func (s *Store) withTx(ctx context.Context, fn func(q *db.Queries) error) error {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+// withTx runs fn in one transaction, the whole of it under one deadline
+// (the query timeout, or the caller's, if sooner): fn must run its
+// statements on the ctx it is given. The rollback is deferred on a fresh,
+// bounded context: it must run even when ctx ran out, or the pool would
+// never get the connection back.
+func (s *Store) withTx(ctx context.Context, fn func(ctx context.Context, q *db.Queries) error) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := fn(s.q.WithTx(tx)); err != nil {
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+		defer cancel()
+		_ = tx.Rollback(rctx)
+	}()
+	if err := fn(ctx, s.q.WithTx(tx)); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
@@ -76,7 +122,7 @@ func (s *Store) withTx(ctx context.Context, fn func(q *db.Queries) error) error 
 
 // read runs fn outside a transaction under the query timeout.
 func (s *Store) read(ctx context.Context, fn func(ctx context.Context, q *db.Queries) error) error {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	return fn(ctx, s.q)
 }

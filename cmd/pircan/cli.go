@@ -25,7 +25,9 @@ var runners = map[string]runner{
 	"serve":   runServe,
 	"migrate": migrateTo,
 	"channel": runChannel,
-	"audit":   runAudit,
+	"audit": func(ctx context.Context, args []string, out io.Writer) error {
+		return runAudit(ctx, args, out, os.Stderr)
+	},
 	"reports": runReports,
 	"owner":   runOwner,
 	"bench":   runBench,

@@ -314,7 +314,7 @@ func runChannel(ctx context.Context, args []string, out io.Writer) error {
 // maxAuditListed bounds audit --limit.
 const maxAuditListed = 100000
 
-func runAudit(ctx context.Context, args []string, out io.Writer) error {
+func runAudit(ctx context.Context, args []string, out, errOut io.Writer) error {
 	c := newCommon("audit")
 	c.out = out
 	follow := c.fs.Bool("follow", false, "keep printing new entries as they are appended")
@@ -338,15 +338,29 @@ func runAudit(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var last int64
-	for _, e := range entries {
-		if err := enc.Encode(e); err != nil {
-			return err
-		}
-		last = e.ID
-	}
 	if !*follow {
+		for _, e := range entries {
+			if err := enc.Encode(e); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
-	return st.AuditFollow(ctx, last, func(e store.AuditEntry) error { return enc.Encode(e) })
+	// The follow prints the latest entries too: it waits for transactions
+	// that may still commit a lower id, which a plain print of the latest
+	// would leave behind. With none to show, it starts after the newest.
+	var after int64
+	if len(entries) > 0 {
+		after = entries[0].ID - 1
+	} else if newest, err := st.AuditLatest(ctx, 1); err != nil {
+		return err
+	} else if len(newest) > 0 {
+		after = newest[0].ID
+	}
+	// A database restart costs a reconnect, not the follow: it resumes after
+	// the last entry printed.
+	return st.AuditFollow(ctx, after, func(e store.AuditEntry) error { return enc.Encode(e) },
+		func(err error, in time.Duration) {
+			fmt.Fprintf(errOut, "pircan audit: database connection lost (%v); reconnecting in %s\n", err, in.Round(time.Millisecond))
+		})
 }

@@ -68,7 +68,7 @@ func TestOperatorCommands(t *testing.T) {
 
 	// The audit log shows every operator action, with who did it.
 	out.Reset()
-	if err := runAudit(ctx, []string{"--limit", "10"}, &out); err != nil {
+	if err := runAudit(ctx, []string{"--limit", "10"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var actions []string
@@ -101,7 +101,7 @@ func TestAuditFollow(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = runAudit(ctx, []string{"--follow"}, pw)
+		_ = runAudit(ctx, []string{"--follow"}, pw, io.Discard)
 		pw.Close()
 	}()
 	st, err := store.Open(ctx, dsn)
@@ -178,5 +178,110 @@ func TestConfigPrecedence(t *testing.T) {
 	}
 	if _, err := serverConfig(c.cfg); err == nil {
 		t.Fatal("a bad boolean was accepted")
+	}
+}
+
+// gate is audit's error output in a test: it passes each line on to lines,
+// and holds the first one until release is closed, so the test decides how
+// long the follow stays disconnected.
+type gate struct {
+	lines   chan string
+	release chan struct{}
+	once    sync.Once
+}
+
+func (g *gate) Write(p []byte) (int, error) {
+	g.lines <- string(p)
+	g.once.Do(func() { <-g.release })
+	return len(p), nil
+}
+
+// audit --follow lives through a database restart (57P01): entries written
+// before, while it is disconnected, and after it reconnected are each
+// printed once, in order.
+func TestAuditFollowSurvivesDatabaseRestart(t *testing.T) {
+	pg := pgtest.StartCluster(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	dsn, cleanup, err := pgtest.NewDatabase(ctx, pg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	t.Setenv("PIRCAN_DATABASE_URL", dsn)
+	if err := runMigrate(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	// A store per phase: the restart cuts the first one's connections.
+	add := func(st *store.Store, names ...string) {
+		t.Helper()
+		for _, n := range names {
+			if err := st.AddChannel(ctx, "op", n, false, ""); err != nil {
+				t.Fatalf("add %s: %v", n, err)
+			}
+		}
+	}
+	open := func() *store.Store {
+		t.Helper()
+		st, err := store.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		return st
+	}
+	add(open(), "#before1", "#before2")
+
+	pr, pw := io.Pipe()
+	g := &gate{lines: make(chan string, 100), release: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		err := runAudit(ctx, []string{"--follow"}, pw, g)
+		pw.Close()
+		done <- err
+	}()
+	dec := json.NewDecoder(pr)
+	var got []string
+	read := func(n int) {
+		t.Helper()
+		for range n {
+			var e store.AuditEntry
+			if err := dec.Decode(&e); err != nil {
+				t.Fatalf("after %v: %v", got, err)
+			}
+			got = append(got, e.Subject)
+		}
+	}
+	read(2)
+	add(open(), "#live1", "#live2")
+	read(2)
+
+	pg.Shutdown()
+	select {
+	case l := <-g.lines:
+		if !strings.Contains(l, "57P01") {
+			t.Errorf("reported loss: %q, want the server's 57P01", l)
+		}
+	case err := <-done:
+		t.Fatalf("audit --follow ended on the restart: %v", err)
+	case <-ctx.Done():
+		t.Fatal("audit --follow never noticed the restart")
+	}
+	pg.Start()
+	after := open()
+	add(after, "#during1", "#during2") // the follow is held disconnected meanwhile
+	close(g.release)
+	read(2)
+	add(after, "#after1", "#after2", "#end")
+	read(3)
+
+	want := []string{"#before1", "#before2", "#live1", "#live2", "#during1", "#during2", "#after1", "#after2", "#end"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("printed %v, want %v", got, want)
+	}
+	cancel()
+	go io.Copy(io.Discard, pr)
+	if err := <-done; err != nil {
+		t.Fatalf("audit --follow: %v", err)
 	}
 }

@@ -85,9 +85,9 @@ type botEnv struct {
 	lobby    string
 }
 
-func newBotEnv(t *testing.T) botEnv {
+func newBotEnv(t *testing.T, kind ircnet.Kind) botEnv {
 	t.Helper()
-	n := bottest.Network(t)
+	n := bottest.NetworkOf(t, kind)
 	e := botEnv{net: n, nick: bottest.Unique("PIRCANP"), password: "pw-" + bottest.Unique("x"),
 		dsn: pgtest.Database(t), lobby: bottest.Unique("#agentsp")}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -146,7 +146,11 @@ func waitServing(t *testing.T, a *bottest.Agent) {
 // SIGTERM: requests already taken are answered, the bot QUITs with a
 // message, and the process exits 0.
 func TestSIGTERMFinishesAndQuits(t *testing.T) {
-	e := newBotEnv(t)
+	bottest.EachNetwork(t, testSIGTERMFinishesAndQuits)
+}
+
+func testSIGTERMFinishesAndQuits(t *testing.T, kind ircnet.Kind) {
+	e := newBotEnv(t, kind)
 	p := e.start(t)
 	a := e.agents(t, "term", 1)[0]
 	waitServing(t, a)
@@ -200,7 +204,11 @@ func TestSIGTERMFinishesAndQuits(t *testing.T) {
 // SIGKILL in the middle of a stream of SENDs, then a restart: every SEND
 // that got a reply is in the recipient's INBOX exactly once.
 func TestSIGKILLLosesNothingAcknowledged(t *testing.T) {
-	e := newBotEnv(t)
+	bottest.EachNetwork(t, testSIGKILLLosesNothingAcknowledged)
+}
+
+func testSIGKILLLosesNothingAcknowledged(t *testing.T, kind ircnet.Kind) {
+	e := newBotEnv(t, kind)
 	p := e.start(t)
 	agents := e.agents(t, "kill", 2)
 	a, b := agents[0], agents[1]

@@ -153,7 +153,7 @@ func TestReportsCommands(t *testing.T) {
 
 	// The audit log: who filed, who resolved; never the text.
 	out.Reset()
-	if err := runAudit(ctx, []string{"--limit", "100"}, &out); err != nil {
+	if err := runAudit(ctx, []string{"--limit", "100"}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

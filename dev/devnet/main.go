@@ -1,5 +1,5 @@
 // Command devnet runs PIRCAN against a local loopback IRC network: it starts
-// dev/ircnet in a state dir, makes sure the bot's NickServ account exists,
+// dev/ircnet (or, with -ergo, dev/ergonet) in a state dir, makes sure the bot's NickServ account exists,
 // builds ./cmd/pircan into <state>/bin, prints how to connect, and runs
 // `<state>/bin/pircan serve` until Ctrl-C, then stops the bot (which QUITs)
 // and the network. dev/up prepares the machine (packages, PostgreSQL) and
@@ -7,7 +7,7 @@
 // that ends the pipe's reader must not end the bot before its QUIT, so the
 // bot writes to devnet, which copies to stdout and ignores a broken pipe.
 //
-//	go run ./dev/devnet [-state .devnet] [-no-bot]
+//	go run ./dev/devnet [-state .devnet] [-no-bot] [-ergo]
 //
 // Environment: IRC_TLS_PORT, IRC_PLAIN_PORT, IRC_LINK_PORT (6697, 6667,
 // 7000), PIRCAN_DATABASE_URL (default: the local pircan database),
@@ -43,11 +43,16 @@ const (
 func main() {
 	state := flag.String("state", ".devnet", "state dir (network, logs, NickServ database, bot password)")
 	noBot := flag.Bool("no-bot", false, "only run the network (e.g. to start the bot from a debugger)")
+	ergo := flag.Bool("ergo", false, "run an Ergo server (dev/ergonet; needs the ergo binary) instead of InspIRCd + Anope")
 	flag.Parse()
-	os.Exit(run(*state, *noBot))
+	kind := ircnet.InspIRCd
+	if *ergo {
+		kind = ircnet.Ergo
+	}
+	os.Exit(run(*state, *noBot, kind))
 }
 
-func run(stateArg string, noBot bool) int {
+func run(stateArg string, noBot bool, kind ircnet.Kind) int {
 	state, err := filepath.Abs(stateArg)
 	if err == nil {
 		err = os.MkdirAll(state, 0o700)
@@ -55,7 +60,7 @@ func run(stateArg string, noBot bool) int {
 	if err != nil {
 		return fail(err)
 	}
-	var o ircnet.Options
+	o := ircnet.Options{Kind: kind}
 	for _, p := range []struct {
 		env  string
 		def  int
@@ -79,7 +84,11 @@ func run(stateArg string, noBot bool) int {
 	// pipe must fail, not kill devnet before it has stopped the bot.
 	signal.Ignore(syscall.SIGPIPE)
 
-	n, err := ircnet.StartWith(filepath.Join(state, "ircnet"), o)
+	netDir := "ircnet"
+	if kind == ircnet.Ergo {
+		netDir = "ergonet"
+	}
+	n, err := ircnet.StartWith(filepath.Join(state, netDir), o)
 	if err != nil {
 		return fail(err)
 	}
@@ -98,8 +107,12 @@ func run(stateArg string, noBot bool) int {
 	err = ircnet.RegisterAccount(ctx, n, botNick, password)
 	cancel()
 	if err != nil {
+		db := filepath.Join(n.Dir, "anope", "db")
+		if kind == ircnet.Ergo {
+			db = filepath.Join(n.Dir, "data", "ircd.db")
+		}
 		return fail(fmt.Errorf("NickServ account %s: %v\n(an old NickServ database with another password? remove %s)",
-			botNick, err, filepath.Join(n.Dir, "anope", "db")))
+			botNick, err, db))
 	}
 	bin := filepath.Join(state, "bin", "pircan")
 	envFile := filepath.Join(state, "pircan.env")

@@ -1,6 +1,6 @@
 // Package bottest runs a real PIRCAN bot for tests and benchmarks: on a
-// real loopback IRC network (InspIRCd + Anope NickServ, started once per
-// test binary) and a fresh PostgreSQL database per bot.
+// real loopback IRC network (InspIRCd + Anope NickServ, or Ergo; each
+// started once per test binary) and a fresh PostgreSQL database per bot.
 package bottest
 
 import (
@@ -27,34 +27,77 @@ import (
 	"github.com/creatimus/pircan/server"
 )
 
-var shared struct {
+// sharedNet is the test binary's network of one kind, started on first use.
+type sharedNet struct {
 	once sync.Once
 	net  *ircnet.Network
 	dir  string
 	err  error
 }
 
-// Network returns the test binary's IRC network, starting it on first use.
-func Network(t testing.TB) *ircnet.Network {
+var shared = map[ircnet.Kind]*sharedNet{ircnet.InspIRCd: {}, ircnet.Ergo: {}}
+
+// Network returns the test binary's InspIRCd network, starting it on first use.
+func Network(t testing.TB) *ircnet.Network { return NetworkOf(t, ircnet.InspIRCd) }
+
+// NetworkOf returns the test binary's network of kind, starting it on first
+// use (an Ergo network skips the test when there is no Ergo binary).
+func NetworkOf(t testing.TB, kind ircnet.Kind) *ircnet.Network {
 	t.Helper()
-	shared.once.Do(func() {
-		shared.dir, shared.err = os.MkdirTemp("", "pircan-ircnet-")
-		if shared.err == nil {
-			shared.net, shared.err = ircnet.Start(shared.dir)
+	if kind == "" {
+		kind = ircnet.InspIRCd
+	}
+	RequireKind(t, kind)
+	s := shared[kind]
+	s.once.Do(func() {
+		s.dir, s.err = os.MkdirTemp("", "pircan-"+string(kind)+"-")
+		if s.err == nil {
+			s.net, s.err = ircnet.StartWith(s.dir, ircnet.Options{Kind: kind, WatchPID: os.Getpid()})
 		}
 	})
-	if shared.err != nil {
-		t.Fatalf("IRC network: %v", shared.err)
+	if s.err != nil {
+		t.Fatalf("IRC network (%s): %v", kind, s.err)
 	}
-	return shared.net
+	return s.net
 }
 
-// Main is TestMain for packages that use the network: it stops it at the end.
+// RequireKind skips the test, saying why, when kind's server cannot run
+// here (Ergo without its binary).
+func RequireKind(t testing.TB, kind ircnet.Kind) {
+	t.Helper()
+	if kind != ircnet.Ergo {
+		return
+	}
+	if _, err := ircnet.ErgoBinary(); err != nil {
+		t.Skipf("Ergo network skipped: %v (put the ergo binary at ../shared/ergonet/ergo beside the repository, or set PIRCAN_TEST_ERGO)", err)
+	}
+}
+
+// Kinds is every server software the integration tests run on.
+var Kinds = []ircnet.Kind{ircnet.InspIRCd, ircnet.Ergo}
+
+// EachNetwork runs f as one subtest per IRC server (named after its kind):
+// InspIRCd + Anope, and Ergo, which is skipped, saying why, when its binary
+// is missing. f starts its bots with Options{Kind: kind} (or
+// PrivateNetworkOf(t, kind)), so the same assertions hold on both.
+func EachNetwork(t *testing.T, f func(t *testing.T, kind ircnet.Kind)) {
+	t.Helper()
+	for _, k := range Kinds {
+		t.Run(string(k), func(t *testing.T) {
+			RequireKind(t, k)
+			f(t, k)
+		})
+	}
+}
+
+// Main is TestMain for packages that use the networks: it stops them at the end.
 func Main(m *testing.M) {
 	code := m.Run()
-	if shared.net != nil {
-		_ = shared.net.Stop()
-		_ = os.RemoveAll(shared.dir)
+	for _, s := range shared {
+		if s.net != nil {
+			_ = s.net.Stop()
+			_ = os.RemoveAll(s.dir)
+		}
 	}
 	os.Exit(code)
 }
@@ -92,7 +135,8 @@ type Options struct {
 	Pacing ircconn.PacerConfig
 	DSN    string          // empty: a fresh database
 	Lobby  string          // empty: a lobby of its own, so bots under test never meet
-	Net    *ircnet.Network // nil: the shared network
+	Net    *ircnet.Network // nil: the shared network of Kind
+	Kind   ircnet.Kind     // zero: InspIRCd
 	// Log, when set, also receives every log line of the bot, at debug level.
 	Log io.Writer
 	// HTTPAddr, when set (127.0.0.1:0 for a free port), serves the bot's
@@ -108,13 +152,20 @@ type Options struct {
 	Transport func(*ircconn.Config)
 }
 
-// PrivateNetwork starts a network for one test (one that restarts or
-// kills the IRC server); it is stopped when the test ends.
-func PrivateNetwork(t testing.TB) *ircnet.Network {
+// PrivateNetwork starts an InspIRCd network for one test (one that
+// restarts or kills the IRC server); it is stopped when the test ends.
+func PrivateNetwork(t testing.TB) *ircnet.Network { return PrivateNetworkOf(t, ircnet.InspIRCd) }
+
+// PrivateNetworkOf is PrivateNetwork for a network of kind.
+func PrivateNetworkOf(t testing.TB, kind ircnet.Kind) *ircnet.Network {
 	t.Helper()
-	n, err := ircnet.Start(t.TempDir())
+	if kind == "" {
+		kind = ircnet.InspIRCd
+	}
+	RequireKind(t, kind)
+	n, err := ircnet.StartWith(t.TempDir(), ircnet.Options{Kind: kind, WatchPID: os.Getpid()})
 	if err != nil {
-		t.Fatalf("IRC network: %v", err)
+		t.Fatalf("IRC network (%s): %v", kind, err)
 	}
 	t.Cleanup(func() { _ = n.Stop() })
 	return n
@@ -126,7 +177,7 @@ func Start(t testing.TB, o Options) *Bot {
 	t.Helper()
 	n := o.Net
 	if n == nil {
-		n = Network(t)
+		n = NetworkOf(t, o.Kind)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -138,7 +189,19 @@ func Start(t testing.TB, o Options) *Bot {
 	if o.BeforeStart != nil {
 		o.BeforeStart(nick)
 	}
-	b := launch(t, n, nick, password, o)
+	return StartAccount(t, o, nick, password)
+}
+
+// StartAccount is Start for a services account made beforehand (as an
+// operator would): the bot's nick is the account name, which is what Ergo's
+// force-nick-equals-account asks for.
+func StartAccount(t testing.TB, o Options, account, password string) *Bot {
+	t.Helper()
+	n := o.Net
+	if n == nil {
+		n = NetworkOf(t, o.Kind)
+	}
+	b := launch(t, n, account, password, o)
 	b.WaitServing(t)
 	return b
 }

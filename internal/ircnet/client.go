@@ -372,7 +372,8 @@ func (c *Client) Nick() string {
 }
 
 // Account is the account the client is logged in to ("" if none), as
-// announced to it by numerics 900/901.
+// announced to it by numerics 900/901 (or, on Ergo, which sends no 900
+// after NickServ IDENTIFY, by NickServ's confirmation: see nickServ).
 func (c *Client) Account() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -398,6 +399,8 @@ func (c *Client) SetNick(ctx context.Context, nick string) error {
 			return strings.EqualFold(m.Nick(), old)
 		case "431", "432", "433", "435", "436", "437", "438", "447":
 			return true
+		case "400": // Ergo's force-nick-equals-account: "You must use your account name as your nickname"
+			return len(m.Params) > 1 && m.Params[1] == "NICK"
 		}
 		return false
 	})

@@ -16,10 +16,13 @@ import (
 	"github.com/ergochat/irc-go/ircmsg"
 )
 
-// One network for the package's tests; TestRestartIRCd starts its own.
+// One network per kind for the package's tests; TestRestartIRCd starts its
+// own. The Ergo one only when the ergo binary is there (ergoSkip says why not).
 var (
-	shared  *Network
-	skipMsg string
+	shared   *Network
+	skipMsg  string
+	ergo     *Network
+	ergoSkip string
 )
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
@@ -57,6 +60,21 @@ func runTests(m *testing.M) int {
 		fmt.Printf("ircnet: network up in %v (TLS %s)\n", time.Since(t0).Round(time.Millisecond), n.TLSAddr())
 	}
 	shared = n
+	if _, err := ErgoBinary(); err != nil {
+		ergoSkip = fmt.Sprintf("Ergo network skipped: %v", err)
+		return m.Run()
+	}
+	edir, err := os.MkdirTemp("", "ergonet-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(edir)
+	if ergo, err = StartWith(edir, Options{Kind: Ergo, WatchPID: os.Getpid()}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer ergo.Stop()
 	return m.Run()
 }
 
@@ -66,6 +84,17 @@ func network(t *testing.T) *Network {
 		t.Skip(skipMsg)
 	}
 	return shared
+}
+
+// eachKind runs f as a subtest on the shared network of each kind.
+func eachKind(t *testing.T, f func(t *testing.T, n *Network)) {
+	t.Run(string(InspIRCd), func(t *testing.T) { f(t, network(t)) })
+	t.Run(string(Ergo), func(t *testing.T) {
+		if ergoSkip != "" {
+			t.Skip(ergoSkip)
+		}
+		f(t, ergo)
+	})
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -123,7 +152,12 @@ func privmsg(from, text string) func(ircmsg.Message) bool {
 
 func TestAccountTag(t *testing.T) {
 	t.Parallel()
-	n, ctx := network(t), testCtx(t)
+	eachKind(t, testAccountTag)
+}
+
+func testAccountTag(t *testing.T, n *Network) {
+	t.Parallel()
+	ctx := testCtx(t)
 	cs := dialAll(t, n, ctx, who{nick("alice"), "pw-alice"}, who{nick("bob"), "pw-bob"}, who{nick("mallory"), ""})
 	alice, bob, mallory := cs[0], cs[1], cs[2]
 	if got := bob.Account(); got != bob.Nick() {
@@ -163,7 +197,12 @@ func TestAccountTag(t *testing.T) {
 
 func TestIdentify(t *testing.T) {
 	t.Parallel()
-	n, ctx := network(t), testCtx(t)
+	eachKind(t, testIdentify)
+}
+
+func testIdentify(t *testing.T, n *Network) {
+	t.Parallel()
+	ctx := testCtx(t)
 	acct, pw := nick("carol"), "pw-carol"
 	errc := make(chan error, 1)
 	go func() { errc <- RegisterAccount(ctx, n, acct, pw) }() // overlaps the dials' tick
@@ -199,7 +238,12 @@ func TestIdentify(t *testing.T) {
 
 func TestSetNick(t *testing.T) {
 	t.Parallel()
-	n, ctx := network(t), testCtx(t)
+	eachKind(t, testSetNick)
+}
+
+func testSetNick(t *testing.T, n *Network) {
+	t.Parallel()
+	ctx := testCtx(t)
 	cs := dialAll(t, n, ctx, who{nick("erin"), ""}, who{nick("frank"), ""})
 	erin, frank := cs[0], cs[1]
 
@@ -227,7 +271,12 @@ func TestSetNick(t *testing.T) {
 
 func TestJoin(t *testing.T) {
 	t.Parallel()
-	n, ctx := network(t), testCtx(t)
+	eachKind(t, testJoin)
+}
+
+func testJoin(t *testing.T, n *Network) {
+	t.Parallel()
+	ctx := testCtx(t)
 	cs := dialAll(t, n, ctx, who{nick("grace"), ""}, who{nick("heidi"), "pw-heidi"})
 	grace, heidi := cs[0], cs[1]
 	channel := "#" + nick("room")
@@ -322,9 +371,13 @@ func TestExpectKeepsUnmatched(t *testing.T) {
 
 func TestRestartIRCd(t *testing.T) {
 	t.Parallel()
-	network(t) // skip check
+	eachKind(t, func(t *testing.T, shared *Network) { testRestartIRCd(t, shared.Kind) })
+}
+
+func testRestartIRCd(t *testing.T, kind Kind) {
+	t.Parallel()
 	ctx := testCtx(t)
-	n, err := Start(filepath.Join(t.TempDir(), "net"))
+	n, err := StartWith(filepath.Join(t.TempDir(), "net"), Options{Kind: kind, WatchPID: os.Getpid()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,23 +388,23 @@ func TestRestartIRCd(t *testing.T) {
 	})
 	acct, pw := nick("kate"), "pw-kate"
 	old := dialAll(t, n, ctx, who{acct, pw})[0]
-	oldPID, tlsPort := n.InspircdPID, n.TLSPort
+	oldPID, tlsPort := n.IRCdPID, n.TLSPort
 
 	t0 := time.Now()
 	if err := n.RestartIRCd(); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("RestartIRCd took %v", time.Since(t0).Round(time.Millisecond))
-	if n.InspircdPID == oldPID || n.TLSPort != tlsPort {
-		t.Fatalf("after restart: pid %d (was %d), TLS port %d (was %d)", n.InspircdPID, oldPID, n.TLSPort, tlsPort)
+	if n.IRCdPID == oldPID || n.TLSPort != tlsPort {
+		t.Fatalf("after restart: pid %d (was %d), TLS port %d (was %d)", n.IRCdPID, oldPID, n.TLSPort, tlsPort)
 	}
 	if _, err := old.Expect(ctx, func(ircmsg.Message) bool { return false }); err == nil ||
 		!strings.Contains(err.Error(), "connection closed") {
 		t.Fatalf("old client after restart: %v, want connection closed", err)
 	}
 
-	// Anope re-linked: the account made before the restart still works, and
-	// new accounts can be registered.
+	// NickServ is back (Anope re-linked, or Ergo's own): the account made
+	// before the restart still works, and new accounts can be registered.
 	cs := dialAll(t, n, ctx, who{nick("kateclient"), ""}, who{nick("leo"), "pw-leo"})
 	c, leo := cs[0], cs[1]
 	if err := c.Identify(ctx, acct, pw); err != nil {
@@ -373,7 +426,7 @@ func TestRestartIRCd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := n.Dial(ctx, nick("nobody")); err == nil {
-		t.Fatal("Dial succeeded with inspircd killed")
+		t.Fatal("Dial succeeded with the ircd killed")
 	}
 	if err := n.RestartIRCd(); err != nil {
 		t.Fatal(err)

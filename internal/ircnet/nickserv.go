@@ -14,7 +14,7 @@ import (
 var ErrAlreadyRegistered = errors.New("nick already registered")
 
 // DialAgent dials as nick and registers the NickServ account nick with
-// password; the network's REGISTER logs the client in at once (numeric 900).
+// password; the network's REGISTER logs the client in at once.
 func (n *Network) DialAgent(ctx context.Context, nick, password string) (*Client, error) {
 	c, err := n.Dial(ctx, nick)
 	if err != nil {
@@ -28,7 +28,7 @@ func (n *Network) DialAgent(ctx context.Context, nick, password string) (*Client
 }
 
 // Identify logs the client in to account (PRIVMSG NickServ IDENTIFY
-// account password) and waits for numeric 900.
+// account password) and waits until NickServ confirms it.
 func (c *Client) Identify(ctx context.Context, account, password string) error {
 	return c.nickServ(ctx, "IDENTIFY "+account+" "+password, account)
 }
@@ -50,8 +50,14 @@ func RegisterAccount(ctx context.Context, n *Network, account, password string) 
 	return err
 }
 
+// ergoLoggedIn starts Ergo's NickServ NOTICE after a REGISTER or IDENTIFY
+// that logged the client in; the account name follows.
+const ergoLoggedIn = "You're now logged in as "
+
 // nickServ sends a NickServ command and waits until the client is logged in
-// to account (900), or NickServ says why not.
+// to account, or NickServ says why not. Anope confirms with numeric 900;
+// Ergo's NickServ sends no 900 (only SASL does), just the NOTICE
+// "You're now logged in as <account>", which then counts as the login.
 func (c *Client) nickServ(ctx context.Context, command, account string) error {
 	if err := c.Privmsg("NickServ", command); err != nil {
 		return err
@@ -76,15 +82,28 @@ func (c *Client) nickServ(ctx context.Context, command, account string) error {
 		}
 		text := strings.ReplaceAll(m.Params[len(m.Params)-1], "\x02", "") // bold
 		said = append(said, text)
-		// Fail fast on Anope 2.0's refusals rather than at ctx's deadline;
-		// anything else (success or info lines) just means: keep waiting.
+		if acct, ok := strings.CutPrefix(text, ergoLoggedIn); ok {
+			if !strings.EqualFold(acct, account) {
+				return fmt.Errorf("NickServ %s: logged in as something else: %s", verb, text)
+			}
+			c.mu.Lock()
+			c.acct = acct
+			c.mu.Unlock()
+			return nil
+		}
+		// Fail fast on Anope 2.0's and Ergo's refusals rather than at ctx's
+		// deadline; anything else (success or info lines) just means: keep
+		// waiting.
 		switch {
-		case strings.Contains(text, "You are already identified"):
+		case strings.Contains(text, "You are already identified"),
+			strings.Contains(text, "You're already logged into an account"):
 			if strings.EqualFold(c.Account(), account) {
 				return nil
 			}
 			return fmt.Errorf("ircnet [%s]: NickServ %s: %s (as %q)", c.Nick(), verb, text, c.Account())
-		case strings.Contains(text, "is already registered"):
+		case strings.Contains(text, "is already registered"),
+			strings.Contains(text, "Name reserved due to a prior registration"),
+			strings.Contains(text, "Account already exists"):
 			return fmt.Errorf("ircnet [%s]: NickServ %s: %s: %w", c.Nick(), verb, text, ErrAlreadyRegistered)
 		case strings.Contains(text, "Password incorrect"),
 			strings.Contains(text, "isn't registered"),
@@ -93,7 +112,10 @@ func (c *Client) nickServ(ctx context.Context, command, account string) error {
 			strings.Contains(text, "Syntax:"),
 			strings.Contains(text, "Unknown command"),
 			strings.Contains(text, "Access denied"),
-			strings.Contains(text, "is currently suspended"):
+			strings.Contains(text, "is currently suspended"),
+			strings.Contains(text, "Authentication failed"),
+			strings.Contains(text, "A client is already using that account"),
+			strings.Contains(text, "Invalid parameters"):
 			return fmt.Errorf("ircnet [%s]: NickServ %s: %s", c.Nick(), verb, text)
 		}
 	}
