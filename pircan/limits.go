@@ -72,7 +72,7 @@ func (l *requestLimiter) check(s Sender) (verdict, time.Time) {
 	if s.Identified() {
 		return l.take("a:"+s.Account, l.limits.PerCaller, now)
 	}
-	own := "n:" + FoldNick(s.Nick)
+	own := "n:" + s.NickKey()
 	if v, until := l.take(own, l.limits.PerCaller, now); v != allow {
 		return v, until // refused by its own window: does not spend the shared one
 	}

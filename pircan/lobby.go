@@ -265,10 +265,10 @@ func echo(_ context.Context, c *call) ([]Reply, error) {
 // WelcomePeriod is how often one nick may be welcomed to the lobby (spec §4).
 const WelcomePeriod = time.Hour
 
-// Welcome is the NOTICE for a nick that joined the lobby, or nil when that
-// nick was welcomed within the last hour.
-func (s *Service) Welcome(nick string) []Reply {
-	if !s.welcomed.first(FoldNick(nick)) {
+// Welcome is the NOTICE for who joined the lobby, or nil when that nick
+// was welcomed within the last hour.
+func (s *Service) Welcome(who Sender) []Reply {
+	if !s.welcomed.first(who.NickKey()) {
 		return nil
 	}
 	return one("WELCOME", Object{

@@ -107,6 +107,7 @@ var (
 	descOutputQueue    = desc("pircan_output_queue_lines", "Reply lines waiting in the output pacer.")
 	descOutputSent     = desc("pircan_output_lines_total", "Lines sent to IRC by the output pacer.")
 	descOutputDropped  = desc("pircan_output_dropped_lines_total", "Reply lines dropped because a recipient's queue was full.")
+	descOutputDeparted = desc("pircan_output_departed_lines_total", "Reply lines not sent because their account left the nick before they could be written.")
 	descStandby        = desc("pircan_standby", "1 while this process stands by (another holds the leader lock).")
 	descDatabaseUp     = desc("pircan_database_up", "1 when the scrape's backlog query succeeded.")
 	descNotifyWaiting  = desc("pircan_notify_waiting", "Notifications waiting for delivery (last 24 hours), counted up to 10000.")
@@ -122,7 +123,7 @@ var (
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIRCConnected, descIRCReconnects, descEventsQueued, descEventsDropped,
-		descOutputQueue, descOutputSent, descOutputDropped, descStandby, descDatabaseUp, descNotifyWaiting,
+		descOutputQueue, descOutputSent, descOutputDropped, descOutputDeparted, descStandby, descDatabaseUp, descNotifyWaiting,
 		descPoolAcquired, descPoolIdle, descPoolTotal, descPoolMax, descPoolAcquires, descPoolAcquireSec,
 		descPoolEmpty, descPoolCanceled} {
 		ch <- d
@@ -144,6 +145,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descOutputQueue, float64(queued))
 	counter(descOutputSent, float64(b.conn.Pacer().Sent()))
 	counter(descOutputDropped, float64(dropped))
+	counter(descOutputDeparted, float64(b.conn.Pacer().Departed()))
 	gauge(descStandby, bool01(b.standby.Load()))
 
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)

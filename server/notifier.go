@@ -17,8 +17,7 @@ const notifyGap = 2 * time.Second
 // using the agent's account, after asking the server that the nick still
 // belongs to that account (a nick can change hands unseen).
 type notifier struct {
-	b        *Bot
-	presence *ircconn.Presence
+	b *Bot
 
 	mu        sync.Mutex
 	last      map[string]time.Time // agent → last delivery
@@ -26,32 +25,14 @@ type notifier struct {
 }
 
 func newNotifier(b *Bot) *notifier {
-	return &notifier{b: b, presence: ircconn.NewPresence(nil), last: map[string]time.Time{}, scheduled: map[string]bool{}}
+	return &notifier{b: b, last: map[string]time.Time{}, scheduled: map[string]bool{}}
 }
 
-// observe keeps presence up to date from what the server reports, and
-// wakes delivery for an account that (re)appears.
+// observe wakes delivery for an account that (re)appears; the transport
+// keeps presence itself, as it reads each event (ircconn.Event.Fresh).
 func (n *notifier) observe(ctx context.Context, ev ircconn.Event) {
-	account := ev.Sender.Account
-	fresh := false
-	switch ev.Kind {
-	case ircconn.Request, ircconn.Spoke, ircconn.Joined, ircconn.Present:
-		fresh = n.presence.Seen(account, ev.Sender.Nick)
-	case ircconn.NickChanged:
-		account, fresh = n.presence.NickChanged(ev.Sender.Nick, ev.Text, account)
-	case ircconn.AccountChanged:
-		if account == "" {
-			n.presence.Gone(ev.Sender.Nick)
-		} else {
-			fresh = n.presence.Seen(account, ev.Sender.Nick)
-		}
-	case ircconn.Quit:
-		n.presence.Gone(ev.Sender.Nick)
-	case ircconn.Connected:
-		n.presence.Clear()
-	}
-	if fresh {
-		n.b.jobs.submit("appear:"+pircan.FoldNick(account), func() { n.appeared(ctx, account) })
+	if account := ev.Sender.Account; ev.Fresh && account != "" {
+		n.b.jobs.submit("appear:"+ev.Sender.Casemap.Fold(account), func() { n.appeared(ctx, account) })
 	}
 }
 
@@ -114,7 +95,7 @@ func (n *notifier) deliver(ctx context.Context, agentID string) {
 		return
 	}
 	n.b.log.Debug().Str("agent", agentID).Str("account", account).Int("types", len(notices)).Msg("NOTIFY")
-	n.b.reply(nick, pircan.NotifyReplies(notices))
+	n.b.reply(pircan.Sender{Account: account}, pircan.NotifyReplies(notices))
 }
 
 // where finds the nick to notify: seen with one of the agent's accounts
@@ -125,7 +106,7 @@ func (n *notifier) where(ctx context.Context, agentID string) (nick, account str
 		return "", ""
 	}
 	for _, account := range accounts {
-		nick, ok := n.presence.Nick(account)
+		nick, ok := n.b.conn.Presence().Nick(account)
 		if !ok {
 			continue
 		}
@@ -134,9 +115,9 @@ func (n *notifier) where(ctx context.Context, agentID string) (nick, account str
 			n.b.log.Debug().Err(err).Str("nick", nick).Msg("WHO failed; NOTIFY waits")
 			continue
 		}
-		if !online || pircan.FoldNick(now) != pircan.FoldNick(account) {
+		if fold := n.b.conn.Casemap().Fold; !online || fold(now) != fold(account) {
 			n.b.log.Debug().Str("nick", nick).Str("account", account).Bool("online", online).Msg("nick no longer holds the account; NOTIFY waits")
-			n.presence.Forget(account) // the nick left or changed hands
+			n.b.conn.Presence().Forget(account) // the nick left or changed hands
 			continue
 		}
 		return nick, account

@@ -245,12 +245,12 @@ func (b *Bot) handle(ctx context.Context, ev ircconn.Event) {
 	case ircconn.Request:
 		key := "a:" + ev.Sender.Account
 		if !ev.Sender.Identified() {
-			key = "n:" + pircan.FoldNick(ev.Sender.Nick)
+			key = "n:" + ev.Sender.NickKey()
 		}
 		b.jobs.submit(key, func() { b.serve(ctx, ev) })
 	case ircconn.Joined:
-		if pircan.FoldNick(ev.Channel) == pircan.FoldNick(b.cfg.IRC.Lobby) {
-			b.reply(ev.Sender.Nick, b.svc.Welcome(ev.Sender.Nick))
+		if fold := ev.Sender.Casemap.Fold; fold(ev.Channel) == fold(b.cfg.IRC.Lobby) {
+			b.reply(ev.Sender, b.svc.Welcome(ev.Sender))
 		}
 	case ircconn.Connected:
 		go b.joinChannels(ctx, true)
@@ -261,20 +261,25 @@ func (b *Bot) serve(ctx context.Context, ev ircconn.Event) {
 	// A request already taken is finished even during shutdown.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.Timeout)
 	defer cancel()
-	b.reply(ev.Sender.Nick, b.handleRequest(rctx, ev)) // Handle, counted (metrics.go)
+	b.reply(ev.Sender, b.handleRequest(rctx, ev)) // Handle, counted (metrics.go)
 }
 
-func (b *Bot) reply(nick string, replies []pircan.Reply) {
-	lines := make([]string, 0, len(replies))
+// reply queues replies for to: its account when it has one (the nick is
+// looked up as each line is written, see ircconn.Conn.Notice), else its nick.
+func (b *Bot) reply(to pircan.Sender, replies []pircan.Reply) {
+	lines := make([]ircconn.Line, 0, len(replies))
 	for _, r := range replies {
 		line, err := pircan.Encode(r)
 		if err != nil {
 			b.log.Error().Err(err).Str("verb", r.Verb).Msg("reply does not fit")
+			if r.Done != nil {
+				r.Done(false)
+			}
 			continue
 		}
-		lines = append(lines, line)
+		lines = append(lines, ircconn.Line{Text: line, Done: r.Done})
 	}
-	b.conn.Notice(nick, lines...)
+	b.conn.Notice(to, lines...)
 }
 
 // joinChannels joins every registered channel and leaves removed ones
@@ -287,9 +292,10 @@ func (b *Bot) joinChannels(ctx context.Context, refresh bool) {
 		if err != nil {
 			return err
 		}
-		keep := map[string]bool{pircan.FoldNick(b.cfg.IRC.Lobby): true}
+		fold := b.conn.Casemap().Fold
+		keep := map[string]bool{fold(b.cfg.IRC.Lobby): true}
 		for _, ch := range list {
-			keep[pircan.FoldNick(ch.Name)] = true
+			keep[fold(ch.Name)] = true
 		}
 		for _, ch := range b.conn.Channels() {
 			if !keep[ch] {

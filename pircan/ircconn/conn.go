@@ -78,6 +78,9 @@ type Event struct {
 	Channel string
 	Text    string
 	At      time.Time
+	// Fresh: the event showed an account on a nick PIRCAN did not know it
+	// on (the moment to deliver what waits for it).
+	Fresh bool
 	// Received is when the transport read the line, on the local clock
 	// (At may be the server's); zero for events built elsewhere.
 	Received time.Time
@@ -89,6 +92,9 @@ type Conn struct {
 	log    zerolog.Logger
 	events chan Event
 	pacer  *Pacer
+	// presence and casemap: who holds which nick, compared how (address.go)
+	presence *Presence
+	casemap  atomic.Int32
 
 	mu          sync.Mutex
 	irc         *ircevent.Connection // nil while disconnected
@@ -119,9 +125,8 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 		cfg.Pacing = DefaultPacing
 	}
 	c := &Conn{cfg: cfg, log: logger, events: make(chan Event, cfg.QueueSize), channels: map[string]bool{},
-		whoWaits: map[string]*whoWait{}}
-	c.pacer = NewPacer(cfg.Pacing, nil, func(target, line string) error { return c.sendNotices(target, []string{line}) })
-	c.pacer.SendBatches(c.sendNotices)
+		whoWaits: map[string]*whoWait{}, presence: NewPresence(nil)}
+	c.pacer = NewPacer(cfg.Pacing, nil, connOutput{c})
 	return c
 }
 
@@ -129,9 +134,6 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 // not block for long: when the buffer is full, events are dropped (and
 // logged) rather than stall the IRC read loop.
 func (c *Conn) Events() <-chan Event { return c.events }
-
-// Notice queues NOTICE lines to target through the pacer.
-func (c *Conn) Notice(target string, lines ...string) { c.pacer.Enqueue(target, lines...) }
 
 // Pacer exposes output statistics.
 func (c *Conn) Pacer() *Pacer { return c.pacer }
@@ -156,7 +158,7 @@ func (c *Conn) SetModes(channel, modes string) { c.sendRaw("MODE", channel, mode
 func (c *Conn) InChannel(channel string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.channels[pircan.FoldNick(channel)]
+	return c.channels[c.fold(channel)]
 }
 
 // Channels lists the (folded) channels the bot is in.
@@ -174,9 +176,9 @@ func (c *Conn) setInChannel(channel string, in bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if in {
-		c.channels[pircan.FoldNick(channel)] = true
+		c.channels[c.fold(channel)] = true
 	} else {
-		delete(c.channels, pircan.FoldNick(channel))
+		delete(c.channels, c.fold(channel))
 	}
 }
 
@@ -220,7 +222,7 @@ func (c *Conn) sendRaw(command string, params ...string) {
 var errOffline = errors.New("not connected")
 
 // sendNotices writes NOTICE lines to one target in a single write (see
-// Pacer.SendBatches). Each line is built and checked as irc-go would.
+// Pacer.Run). Each line is built and checked as irc-go would.
 func (c *Conn) sendNotices(target string, lines []string) error {
 	irc := c.current()
 	if irc == nil {
@@ -383,13 +385,17 @@ func (c *Conn) setOnline(irc *ircevent.Connection) {
 		c.channels = map[string]bool{}
 	}
 	c.mu.Unlock()
+	if irc == nil {
+		c.presence.Clear() // no one seen on the lost connection is known to hold a nick now
+	}
 	c.pacer.SetOnline(irc != nil)
 }
 
 // onRegistered runs on irc-go's read goroutine at the end of MOTD: check the
 // grants, then bot mode, oper and the lobby. It only sends.
 func (c *Conn) onRegistered(irc *ircevent.Connection) error {
-	if pircan.FoldNick(irc.CurrentNick()) != pircan.FoldNick(c.cfg.Nick) {
+	c.setCasemap(irc.ISupport())
+	if c.fold(irc.CurrentNick()) != c.fold(c.cfg.Nick) {
 		// irc-go took an alternative nick: another PIRCAN (a leader that
 		// has not quit yet) holds ours. Agents talk to the nick, so wait.
 		c.log.Warn().Str("nick", c.cfg.Nick).Msg("nick in use; retrying")
@@ -411,6 +417,7 @@ func (c *Conn) onRegistered(irc *ircevent.Connection) error {
 }
 
 func (c *Conn) emit(e Event) {
+	c.track(&e)
 	e.Received = time.Now()
 	if e.At.IsZero() {
 		e.At = e.Received
@@ -426,7 +433,7 @@ func (c *Conn) emit(e Event) {
 // addCallbacks turns server lines into Events. They run on irc-go's read
 // goroutine, so they only parse and enqueue.
 func (c *Conn) addCallbacks(irc *ircevent.Connection) {
-	self := func(nick string) bool { return pircan.FoldNick(nick) == pircan.FoldNick(irc.CurrentNick()) }
+	self := func(nick string) bool { return c.fold(nick) == c.fold(irc.CurrentNick()) }
 	irc.AddCallback("PRIVMSG", func(m ircmsg.Message) {
 		if len(m.Params) < 2 || self(m.Nick()) {
 			return
@@ -493,6 +500,7 @@ func (c *Conn) addCallbacks(irc *ircevent.Connection) {
 		}
 		c.log.Warn().Strs("params", m.Params).Msg("server ERROR")
 	})
+	c.monitorCallbacks(func(code string, f func(ircmsg.Message)) { irc.AddCallback(code, f) })
 	irc.AddCallback("354", c.whoReply)
 	irc.AddCallback("315", c.whoEnd)
 	irc.AddCallback("491", func(m ircmsg.Message) { c.log.Warn().Msg("OPER refused: no fake-lag exemption for the bot") })
@@ -556,6 +564,3 @@ func (w logWriter) Write(p []byte) (int, error) {
 	w.l.Debug().Str("component", "irc-go").Msg(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
-
-// foldTarget is the pacer's key for a nick or channel.
-func foldTarget(t string) string { return pircan.FoldNick(t) }
