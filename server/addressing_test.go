@@ -1,0 +1,153 @@
+package server_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/pircan"
+)
+
+// inboxOf sets up a victim with n unread messages, at the spec's pacing
+// (burst 5, then 2 lines/s), so that an INBOX of n > 5 lines is still
+// being written a while after it was asked. victimBase is the nick (and
+// account) prefix.
+func inboxOf(t *testing.T, bot *bottest.Bot, victimBase string, n int) (victim *bottest.Agent, ids []string) {
+	t.Helper()
+	sender := bot.Agents(t, "snd", 1)[0]
+	victim = bot.Agents(t, victimBase, 1)[0]
+	sID, vID := sender.Hello(`{"name":"`+sender.Nick()+`"}`), victim.Hello(`{"name":"victim"}`)
+	agree(t, sender, victim, vID)
+	for i := range n {
+		m, err := bot.Store().Send(t.Context(), pircan.Actor{AgentID: sID}, pircan.NewMessage{To: vID, Text: fmt.Sprint("private ", i)}, pircan.DefaultLimits)
+		must(t, err)
+		ids = append(ids, m.MessageID)
+	}
+	return victim, ids
+}
+
+// readInbox reads an INBOX's MESSAGE lines (first given, if already read)
+// up to its INBOX-END, and returns the message ids.
+func readInbox(t *testing.T, a *bottest.Agent, first *bottest.Reply) (ids []string, end bottest.Reply) {
+	t.Helper()
+	for {
+		var r bottest.Reply
+		if first != nil {
+			r, first = *first, nil
+		} else {
+			r = a.Next()
+		}
+		switch r.Verb {
+		case "MESSAGE":
+			ids = append(ids, r.Str("message_id"))
+		case "MESSAGE-MORE":
+		case "INBOX-END":
+			return ids, r
+		default:
+			t.Fatalf("%s in an INBOX: %s", a.Nick(), r.Raw)
+		}
+	}
+}
+
+// noPrivateLines fails if anything from the bot that a reads before the
+// reply to an ECHO is not that reply: a leaked MESSAGE would come first,
+// since the bot wrote it earlier on its one connection to the server.
+func noPrivateLines(t *testing.T, a *bottest.Agent, label string) {
+	t.Helper()
+	if r := a.Ask(`PIRCAN/1 ECHO {"text":"` + label + `"}`); r.Verb != "ECHO" || r.Str("text") != label {
+		t.Fatalf("%s received a line meant for someone else: %s", a.Nick(), r.Raw)
+	}
+}
+
+// The test network announces CASEMAPPING=ascii: `vic[1` and `vic{1` are
+// two nicks there. While the victim's INBOX is paced out, an unidentified
+// `vic{1` asks something: the victim's lines stay the victim's.
+func TestRepliesFollowTheServersCasemapping(t *testing.T) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Limits: raised()}) // the spec's pacing
+	if got := bot.Conn().Casemap(); got != pircan.ASCII {
+		t.Fatalf("bot reads CASEMAPPING %s, the network announces ascii", got)
+	}
+	victim, sent := inboxOf(t, bot, "vic[", 10)
+	twin := strings.Replace(victim.Nick(), "[", "{", 1)
+	c, err := bot.Net.Dial(t.Context(), twin)
+	must(t, err)
+	t.Cleanup(func() { c.Close() })
+	impostor := bot.Adopt(t, c, "")
+
+	victim.Send(`PIRCAN/1 INBOX {"limit":10}`)
+	first := victim.Next()
+	noPrivateLines(t, impostor, "while the victim reads")
+	got, end := readInbox(t, victim, &first)
+	if !slices.Equal(got, sent) || end.Int("returned") != 10 {
+		t.Fatalf("victim got %d of its 10 messages (%s)", len(got), end.Raw)
+	}
+	noPrivateLines(t, impostor, "after the victim's INBOX")
+	// All delivered, so all read: an empty INBOX.
+	if items, end := victim.AskList(`PIRCAN/1 INBOX`); len(items) != 0 || end.Int("total") != 0 {
+		t.Fatalf("INBOX after reading everything: %v %s", items, end.Raw)
+	}
+}
+
+// The victim's connection drops after the first 5 lines of its INBOX and
+// someone else takes its nick: the rest is not delivered to the newcomer,
+// and stays unread for the victim's next INBOX.
+func TestInboxNotDeliveredToTheNextHolderOfTheNick(t *testing.T) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Limits: raised()})
+	victim, sent := inboxOf(t, bot, "vic", 10)
+	nick, account := victim.Nick(), victim.Account
+	departedBefore := bot.Conn().Pacer().Departed()
+
+	victim.Send(`PIRCAN/1 INBOX {"limit":10}`)
+	var received []string
+	for range 5 {
+		r := victim.Next()
+		if r.Verb != "MESSAGE" {
+			t.Fatalf("line %d: %s", len(received), r.Raw)
+		}
+		received = append(received, r.Str("message_id"))
+	}
+	must(t, victim.Close()) // returns once the server has hung up: the nick is free
+	c, err := bot.Net.Dial(t.Context(), nick)
+	must(t, err)
+	t.Cleanup(func() { c.Close() })
+	newcomer := bot.Adopt(t, c, "")
+
+	// The bot learns the victim left (MONITOR) and drops the other 6 lines
+	// (5 MESSAGEs and INBOX-END) instead of writing them.
+	waitFor(t, "the victim's remaining lines dropped", func() bool { return bot.Conn().Pacer().Departed()-departedBefore >= 6 })
+	noPrivateLines(t, newcomer, "newcomer")
+
+	back, err := bot.Net.Dial(t.Context(), bottest.Unique("back"))
+	must(t, err)
+	t.Cleanup(func() { back.Close() })
+	must(t, back.Identify(t.Context(), account, "pw-"+account))
+	again := bot.Adopt(t, back, account)
+	items, end := again.AskList(`PIRCAN/1 INBOX {"limit":10}`)
+	var rest []string
+	for _, it := range bottest.JoinMessages(items) {
+		rest = append(rest, it.Str("message_id"))
+	}
+	if !slices.Equal(rest, sent[5:]) || end.Int("total") != 5 {
+		t.Fatalf("after reconnecting the victim got %v (%s); want the 5 it never received %v", rest, end.Raw, sent[5:])
+	}
+	if !slices.Equal(received, sent[:5]) {
+		t.Fatalf("first lines %v, want %v", received, sent[:5])
+	}
+}
+
+// waitFor polls cond (a metric, a row) until it holds, or fails after 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
