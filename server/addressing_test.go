@@ -86,6 +86,20 @@ func TestRepliesFollowTheServersCasemapping(t *testing.T) {
 		t.Fatalf("victim got %d of its 10 messages (%s)", len(got), end.Raw)
 	}
 	noPrivateLines(t, impostor, "after the victim's INBOX")
+	// Delivered, so marked read (after the write, by the pacer's hook).
+	waitFor(t, "the 10 messages marked read", func() bool {
+		entries, err := bot.Store().AuditLatest(t.Context(), 1000)
+		must(t, err)
+		read := 0
+		for _, e := range entries {
+			for _, id := range sent {
+				if e.Action == "message.read" && strings.Contains(string(e.Details), id) {
+					read++
+				}
+			}
+		}
+		return read == len(sent)
+	})
 	// All delivered, so all read: an empty INBOX.
 	if items, end := victim.AskList(`PIRCAN/1 INBOX`); len(items) != 0 || end.Int("total") != 0 {
 		t.Fatalf("INBOX after reading everything: %v %s", items, end.Raw)
