@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -163,5 +165,32 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// On a network that announces CASEMAPPING=rfc1459, `g[1` and `G{1` are one
+// nick, and the bot counts them as one caller: a guest that renames itself
+// so does not get a fresh per-nick request window.
+func TestRFC1459NetworkFoldsBrackets(t *testing.T) {
+	t.Parallel()
+	n, err := ircnet.StartWith(t.TempDir(), ircnet.Options{WatchPID: os.Getpid(), Casemapping: "rfc1459"})
+	must(t, err)
+	t.Cleanup(func() { _ = n.Stop() })
+	limits := pircan.DefaultLimits
+	limits.PerCaller, limits.Unidentified = 3, 1000
+	bot := bottest.Start(t, bottest.Options{Net: n, Limits: limits})
+	if got := bot.Conn().Casemap(); got != pircan.RFC1459 {
+		t.Fatalf("bot reads CASEMAPPING %s, the network announces rfc1459", got)
+	}
+	g := bot.Guest(t, "g[")
+	for i := range 3 {
+		if r := g.Ask(`PIRCAN/1 ECHO`); r.Verb != "ECHO" {
+			t.Fatalf("request %d: %s", i, r.Raw)
+		}
+	}
+	renamed := strings.ToUpper(strings.Replace(g.Nick(), "[", "{", 1))
+	must(t, g.SetNick(t.Context(), renamed))
+	if r := g.Ask(`PIRCAN/1 ECHO`); r.Code() != "rate_limited" {
+		t.Fatalf("as %s (the same nick under rfc1459): %s, want rate_limited", renamed, r.Raw)
 	}
 }

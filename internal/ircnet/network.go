@@ -55,6 +55,9 @@ type Options struct {
 	WatchPID int
 	// Stderr receives start.sh's progress lines; nil keeps them for errors only.
 	Stderr io.Writer
+	// Casemapping is how the network compares nicks: "ascii" (when empty)
+	// or "rfc1459".
+	Casemapping string
 }
 
 // Start starts a fresh network in dir (created if needed) on random free
@@ -75,6 +78,7 @@ func StartWith(dir string, o Options) (*Network, error) {
 		"IRC_TLS_PORT="+strconv.Itoa(o.TLSPort),
 		"IRC_LINK_PORT="+strconv.Itoa(o.LinkPort),
 		"IRC_WATCH_PID=", // cleared unless requested below
+		"IRC_CASEMAPPING="+o.Casemapping,
 	)
 	if o.WatchPID != 0 {
 		cmd.Env = append(cmd.Env, "IRC_WATCH_PID="+strconv.Itoa(o.WatchPID))

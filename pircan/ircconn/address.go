@@ -127,7 +127,15 @@ type watch struct {
 type connOutput struct{ c *Conn }
 
 func (o connOutput) Write(key string, held bool, lines []string) error {
-	p := o.c.presence
+	return o.c.writeTo(key, held, lines, o.c.sendNotices)
+}
+
+// writeTo sends key's lines with send to the nick key resolves to now,
+// all under presence's lock: a QUIT, NICK, ACCOUNT or MONITOR offline the
+// read goroutine has read is either recorded before (no write) or waits
+// for the write to be handed to the connection.
+func (c *Conn) writeTo(key string, held bool, lines []string, send func(nick string, lines []string) error) error {
+	p := c.presence
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	nick, ok := p.resolve(key)
@@ -135,12 +143,12 @@ func (o connOutput) Write(key string, held bool, lines []string) error {
 		return ErrGone
 	}
 	if held && p.monitorMax >= 0 {
-		w := o.c.watchLocked(key, nick)
+		w := c.watchLocked(key, nick)
 		if w == nil || !w.online {
 			return ErrNotYet
 		}
 	}
-	return o.c.sendNotices(nick, lines)
+	return send(nick, lines)
 }
 
 func (o connOutput) Hold(key string) {
