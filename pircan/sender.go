@@ -73,3 +73,10 @@ func (m Casemapping) Fold(s string) string {
 		return r
 	}, s)
 }
+
+// FoldAccount is the key a NickServ account is compared by: A-Z folded,
+// nothing else, whatever the network's casemapping. Services send an
+// account's name one way (the account tag), so this finest fold never
+// mistakes one account for another, as rfc1459 folding would when the
+// services compare by ascii (`vic[1` and `vic{1` are two accounts there).
+func FoldAccount(account string) string { return ASCII.Fold(account) }

@@ -194,3 +194,27 @@ func TestRFC1459NetworkFoldsBrackets(t *testing.T) {
 		t.Fatalf("as %s (the same nick under rfc1459): %s, want rate_limited", renamed, r.Raw)
 	}
 }
+
+// NickServ on the test network compares accounts by ascii too: `vic[1`
+// and `vic{1` are two accounts, so they are two agents, and one never
+// reads the other's INBOX.
+func TestAccountsDifferingInBracketsAreTwoAgents(t *testing.T) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Limits: raised(), Pacing: bottest.FastPacing})
+	victim, sent := inboxOf(t, bot, "acc[", 2)
+	twin := strings.Replace(victim.Nick(), "[", "{", 1)
+	c, err := bot.Net.DialAgent(t.Context(), twin, "pw-"+twin)
+	must(t, err)
+	t.Cleanup(func() { c.Close() })
+	other := bot.Adopt(t, c, twin)
+	if r := other.Ask(`PIRCAN/1 WHOAMI`); r.Code() != "not_registered" {
+		t.Fatalf("account %s sees an agent before its own HELLO: %s", twin, r.Raw)
+	}
+	if items, end := other.AskList(`PIRCAN/1 INBOX`); len(items) != 0 {
+		t.Fatalf("account %s read %d messages of account %s: %s", twin, len(items), victim.Account, end.Raw)
+	}
+	victim.Send(`PIRCAN/1 INBOX`)
+	if ids, _ := readInbox(t, victim, nil); !slices.Equal(ids, sent) {
+		t.Fatalf("victim's INBOX %v, want %v", ids, sent)
+	}
+}

@@ -32,7 +32,7 @@ func newNotifier(b *Bot) *notifier {
 // keeps presence itself, as it reads each event (ircconn.Event.Fresh).
 func (n *notifier) observe(ctx context.Context, ev ircconn.Event) {
 	if account := ev.Sender.Account; ev.Fresh && account != "" {
-		n.b.jobs.submit("appear:"+ev.Sender.Casemap.Fold(account), func() { n.appeared(ctx, account) })
+		n.b.jobs.submit("appear:"+pircan.FoldAccount(account), func() { n.appeared(ctx, account) })
 	}
 }
 
@@ -115,7 +115,7 @@ func (n *notifier) where(ctx context.Context, agentID string) (nick, account str
 			n.b.log.Debug().Err(err).Str("nick", nick).Msg("WHO failed; NOTIFY waits")
 			continue
 		}
-		if fold := n.b.conn.Casemap().Fold; !online || fold(now) != fold(account) {
+		if !online || pircan.FoldAccount(now) != pircan.FoldAccount(account) {
 			n.b.log.Debug().Str("nick", nick).Str("account", account).Bool("online", online).Msg("nick no longer holds the account; NOTIFY waits")
 			n.b.conn.Presence().Forget(account) // the nick left or changed hands
 			continue

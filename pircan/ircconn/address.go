@@ -54,7 +54,7 @@ func (p *Presence) Key(to pircan.Sender) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if to.Account != "" {
-		return "a:" + p.fold(to.Account) + " " + p.fold(to.Nick)
+		return "a:" + foldAccount(to.Account) + " " + p.fold(to.Nick)
 	}
 	return "n:" + p.fold(to.Nick)
 }

@@ -65,6 +65,10 @@ func (p *Presence) SetCasemap(m pircan.Casemapping) {
 
 func (p *Presence) fold(s string) string { return p.casemap.Fold(s) }
 
+// foldAccount: accounts are compared by pircan.FoldAccount, not the nick
+// casemapping.
+func foldAccount(s string) string { return pircan.FoldAccount(s) }
+
 // Seen records account using nick now; account "" records an unidentified
 // sender on nick (whoever held it with an account has left it). It reports
 // whether this is news (the account was not present, or used another
@@ -79,7 +83,7 @@ func (p *Presence) Seen(account, nick string) bool {
 }
 
 func (p *Presence) seen(account, nick string) bool {
-	a, n, now := p.fold(account), p.fold(nick), p.now()
+	a, n, now := foldAccount(account), p.fold(nick), p.now()
 	if prev, taken := p.byNick[n]; taken && prev.account != a {
 		p.leave(prev.account, n) // the nick changed hands, or logged out
 	}
@@ -173,7 +177,7 @@ func (p *Presence) LoggedOut(nick string) { p.Gone(nick) }
 func (p *Presence) Nick(account string) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.nickOf(p.fold(account))
+	return p.nickOf(foldAccount(account))
 }
 
 func (p *Presence) nickOf(a string) (string, bool) {
@@ -200,7 +204,7 @@ func (p *Presence) guest(n string) (string, bool) { return p.holds("", n) }
 func (p *Presence) Forget(account string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	a := p.fold(account)
+	a := foldAccount(account)
 	if s, ok := p.byAccount[a]; ok {
 		if h := p.byNick[p.fold(s.nick)]; h.account == a {
 			delete(p.byNick, p.fold(s.nick))
