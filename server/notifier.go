@@ -95,7 +95,25 @@ func (n *notifier) deliver(ctx context.Context, agentID string) {
 		return
 	}
 	n.b.log.Debug().Str("agent", agentID).Str("account", account).Int("types", len(notices)).Msg("NOTIFY")
-	n.b.reply(pircan.Sender{Account: account}, pircan.NotifyReplies(notices))
+	replies := pircan.NotifyReplies(notices)
+	for i := range replies {
+		kind, _ := replies[i].Fields[0].Value.(string)
+		replies[i].Done = func(delivered bool) {
+			if !delivered { // claimed, then the nick left the account: it waits again
+				go n.requeue(ctx, agentID, kind)
+			}
+		}
+	}
+	n.b.reply(pircan.Sender{Account: account}, replies)
+}
+
+// requeue puts back a claimed notification whose NOTIFY was not written.
+func (n *notifier) requeue(ctx context.Context, agentID, kind string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := n.b.store.NotifyAgent(ctx, agentID, kind); err != nil {
+		n.b.log.Warn().Err(err).Str("agent", agentID).Str("type", kind).Msg("undelivered notification not queued again")
+	}
 }
 
 // where finds the nick to notify: seen with one of the agent's accounts

@@ -220,6 +220,7 @@ serve:
 	b.drainRequests(ctx)
 	waitTimeout(b.jobs.wait, b.cfg.Drain)
 	b.conn.Flush(b.cfg.Drain)
+	waitTimeout(b.svc.WaitReads, b.cfg.Drain) // INBOX messages written: marked read before leaving
 	stopConn()
 	return <-connDone
 }
