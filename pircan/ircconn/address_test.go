@@ -2,7 +2,9 @@ package ircconn
 
 import (
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/ergochat/irc-go/ircmsg"
 	"github.com/rs/zerolog"
@@ -174,4 +176,52 @@ func TestHeldLinesNeedMonitor(t *testing.T) {
 	n := newAddressed(t, ascii)
 	n.event(Request, "vic", "vic", "")
 	n.want(vic, true, "vic", nil)
+}
+
+// The pacer and presence together: an account's queued list follows its
+// NICK, and what is left at its QUIT is dropped, never written.
+func TestPacedListFollowsTheAccount(t *testing.T) {
+	a := newAddressed(t, ascii)
+	var got []sent
+	out := funcOutput{write: func(key string, held bool, lines []string) error {
+		return a.c.writeTo(key, false, lines, func(nick string, ls []string) error {
+			for _, l := range ls {
+				got = append(got, sent{nick, l})
+			}
+			return nil
+		})
+	}}
+	clock := newPacerClock()
+	p := NewPacer(testPacing, clock.now, out)
+	p.SetOnline(true)
+	run := func() { // what Run does, until nothing may be sent now
+		for {
+			r, lines, held, _ := p.takeUpTo(testPacing.Burst)
+			if r == nil {
+				return
+			}
+			texts := make([]string, len(lines))
+			for i, l := range lines {
+				texts[i] = l.Text
+			}
+			p.settle(r, lines, out.Write(r.key, held, texts))
+		}
+	}
+	a.event(Request, "alice", "alice", "")
+	p.Enqueue(a.c.presence.Key(pircan.Sender{Account: "alice", Nick: "alice"}), numbered("l", 9)...)
+	run()
+	a.event(NickChanged, "alice", "alice", "alice2")
+	clock.advance(time.Second) // two more tokens
+	run()
+	a.event(Quit, "", "alice2", "")
+	clock.advance(time.Second)
+	run()
+	want := []sent{{"alice", "l0"}, {"alice", "l1"}, {"alice", "l2"}, {"alice", "l3"}, {"alice", "l4"},
+		{"alice2", "l5"}, {"alice2", "l6"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("written %v, want %v", got, want)
+	}
+	if q, _ := p.Stats(); q != 0 || p.Departed() != 2 {
+		t.Errorf("%d queued, %d departed; want 0, 2 (l7, l8)", q, p.Departed())
+	}
 }

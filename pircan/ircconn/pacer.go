@@ -83,8 +83,13 @@ var (
 )
 
 // notYetRetry is how soon a recipient whose nick is not confirmed yet is
-// tried again (a MONITOR answer is one round trip away).
-const notYetRetry = 20 * time.Millisecond
+// tried again (a MONITOR answer is one round trip away); after
+// notYetPatience without an answer its lines are dropped, as for a
+// recipient gone (never sent unconfirmed).
+const (
+	notYetRetry    = 20 * time.Millisecond
+	notYetPatience = 10 * time.Second
+)
 
 type recipientState uint8
 
@@ -102,6 +107,7 @@ type recipient struct {
 	state   recipientState
 	held    bool      // its lines waited since its queue was last empty
 	since   time.Time // when its oldest queued line began to wait
+	unsure  time.Time // since when Write has said ErrNotYet (zero: it has not)
 	readyAt time.Time // while waiting
 	heapIdx int
 	idleAt  time.Time // when it last went idle (forgetting)
@@ -305,6 +311,16 @@ func (p *Pacer) settle(r *recipient, lines []Line, err error) {
 	delivered, release, hold := false, false, false
 	p.mu.Lock()
 	now := p.now()
+	if errors.Is(err, ErrNotYet) {
+		if r.unsure.IsZero() {
+			r.unsure = now
+		} else if now.Sub(r.unsure) > notYetPatience {
+			err = ErrGone
+		}
+	}
+	if !errors.Is(err, ErrNotYet) {
+		r.unsure = time.Time{}
+	}
 	switch {
 	case err == nil:
 		p.sent.Add(uint64(len(lines)))

@@ -458,12 +458,29 @@ func TestPacerFailedWrites(t *testing.T) {
 	if !slices.Equal(fates, []string{"l0:true", "l1:true"}) {
 		t.Fatalf("fates %v", fates)
 	}
+	// Unconfirmed for too long: dropped, never sent unconfirmed.
+	fates = nil
+	p.Enqueue("carol", line("c0"))
+	for range 1000 {
+		r, lines, _, _ = p.takeUpTo(1)
+		if r == nil {
+			c.advance(notYetRetry)
+			continue
+		}
+		p.settle(r, lines, ErrNotYet)
+		if len(fates) > 0 {
+			break
+		}
+	}
+	if !slices.Equal(fates, []string{"c0:false"}) || p.Departed() != 1 {
+		t.Fatalf("after %v of ErrNotYet: fates %v, departed %d", notYetPatience, fates, p.Departed())
+	}
 	fates = nil
 	p.Enqueue("bob", line("b0"), line("b1"), line("b2"))
 	r, lines, _, _ = p.takeUpTo(1)
 	p.settle(r, lines, ErrGone)
-	if q, d := p.Stats(); q != 0 || d != 0 || p.Departed() != 3 {
-		t.Errorf("after ErrGone: %d queued, %d dropped, %d departed; want 0, 0, 3", q, d, p.Departed())
+	if q, d := p.Stats(); q != 0 || d != 0 || p.Departed() != 4 {
+		t.Errorf("after ErrGone: %d queued, %d dropped, %d departed; want 0, 0, 1+3", q, d, p.Departed())
 	}
 	if !slices.Equal(fates, []string{"b0:false", "b1:false", "b2:false"}) {
 		t.Errorf("fates %v", fates)
