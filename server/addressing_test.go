@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ergochat/irc-go/ircmsg"
 
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/ircnet"
@@ -227,5 +230,60 @@ func TestAccountsDifferingInBracketsAreTwoAgents(t *testing.T) {
 	victim.Send(`PIRCAN/1 INBOX`)
 	if ids, _ := readInbox(t, victim, nil); !slices.Equal(ids, sent) {
 		t.Fatalf("victim's INBOX %v, want %v", ids, sent)
+	}
+}
+
+// The victim logs out of NickServ while its INBOX is paced out, sharing no
+// channel with the bot: the bot hears the ACCOUNT * through MONITOR
+// (extended-monitor) and writes no more of the account's lines to the
+// nick; what was not written stays unread for the account.
+func TestInboxStopsAtLogout(t *testing.T) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Limits: raised()})
+	victim, sent := inboxOf(t, bot, "logout", 10)
+	// Every notification of the ten delivered first: no NOTIFY (and its WHO
+	// check) is pending, so only the logout itself can stop the lines.
+	for victim.NextNotify().Int("unread") != 10 {
+	}
+	departedBefore := bot.Conn().Pacer().Departed()
+	victim.Send(`PIRCAN/1 INBOX {"limit":10}`)
+	first := victim.Next()
+	must(t, victim.Privmsg("NickServ", "LOGOUT"))
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := victim.Expect(ctx, func(m ircmsg.Message) bool { return m.Command == "901" }); err != nil {
+		t.Fatalf("no RPL_LOGGEDOUT: %v", err)
+	}
+	var received []string
+	lines := 1
+	if first.Verb == "MESSAGE" {
+		received = append(received, first.Str("message_id"))
+	}
+	// Lines written before the bot heard of the logout went to the victim itself.
+	countBotLines := func() {
+		for _, m := range victim.Drain() {
+			if r, err := bottest.ParseReply(m.Params[len(m.Params)-1]); err == nil && m.Command == "NOTICE" {
+				lines++
+				if r.Verb == "MESSAGE" {
+					received = append(received, r.Str("message_id"))
+				}
+			}
+		}
+	}
+	waitFor(t, "the rest of the INBOX dropped", func() bool {
+		countBotLines()
+		return bot.Conn().Pacer().Departed()-departedBefore >= 11-lines
+	})
+	if lines >= 11 {
+		t.Fatal("the whole INBOX was written before the bot heard of the logout")
+	}
+	must(t, victim.Identify(t.Context(), victim.Account, "pw-"+victim.Account))
+	items, end := victim.AskList(`PIRCAN/1 INBOX {"limit":10}`)
+	var rest []string
+	for _, it := range bottest.JoinMessages(items) {
+		rest = append(rest, it.Str("message_id"))
+	}
+	if missed := sent[len(received):]; !slices.Equal(rest, missed) {
+		t.Fatalf("after logging in again: %v (%s), want the %d not written %v", rest, end.Raw, len(missed), missed)
 	}
 }

@@ -47,7 +47,10 @@ type Config struct {
 
 // Caps PIRCAN asks for. account-tag is required; the rest are used where
 // granted. batch is left out on purpose: irc-go would hold batched lines.
-var wantedCaps = []string{"account-tag", "message-tags", "server-time", "extended-join", "account-notify", "cap-notify"}
+// extended-monitor brings ACCOUNT for nicks on the MONITOR list too, shared
+// channel or not (address.go).
+var wantedCaps = []string{"account-tag", "message-tags", "server-time", "extended-join", "account-notify", "cap-notify",
+	"extended-monitor"}
 
 // EventKind says what an Event reports.
 type EventKind int
