@@ -3,6 +3,7 @@ package ircconn
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ergochat/irc-go/ircmsg"
 
@@ -123,6 +124,11 @@ type watch struct {
 	online bool // the server has answered that the nick is online
 }
 
+// unwatchedFor is how long after the server last showed who holds a nick
+// (a request, a line or a join with the account tag) a line may go to it
+// without the MONITOR list's confirmation.
+const unwatchedFor = time.Second
+
 // connOutput is the pacer's Output over this connection.
 type connOutput struct{ c *Conn }
 
@@ -141,6 +147,9 @@ func (c *Conn) writeTo(key string, held bool, lines []string, send func(nick str
 	nick, ok := p.resolve(key)
 	if !ok {
 		return ErrGone
+	}
+	if p.now().Sub(p.byNick[p.fold(nick)].at) > unwatchedFor {
+		held = true // a slow reply, or a NOTIFY: the sighting is not recent
 	}
 	if held && p.monitorMax >= 0 {
 		w := c.watchLocked(key, nick)

@@ -225,3 +225,21 @@ func TestPacedListFollowsTheAccount(t *testing.T) {
 		t.Errorf("%d queued, %d departed; want 0, 2 (l7, l8)", q, p.Departed())
 	}
 }
+
+// A line to a nick whose holder the server last showed over a second ago
+// (a slow reply, a NOTIFY) needs the MONITOR list's confirmation too.
+func TestStaleSightingNeedsMonitor(t *testing.T) {
+	a := newAddressed(t, map[string]string{"CASEMAPPING": "ascii", "MONITOR": "10"})
+	clock := newPacerClock()
+	a.c.presence.now = clock.now
+	vic := pircan.Sender{Account: "vic", Nick: "vic"}
+	a.event(Request, "vic", "vic", "")
+	a.want(vic, false, "vic", nil)
+	clock.advance(unwatchedFor + time.Millisecond)
+	a.want(vic, false, "", ErrNotYet)
+	a.server("730", "vic!u@h")
+	a.want(vic, false, "vic", nil)
+	a.event(Request, "vic", "vic", "") // seen again: fresh
+	connOutput{a.c}.Release(a.c.presence.Key(vic))
+	a.want(vic, false, "vic", nil)
+}

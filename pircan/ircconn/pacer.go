@@ -308,7 +308,7 @@ const heldAfter = 100 * time.Millisecond
 // back in turn if it has more.
 func (p *Pacer) settle(r *recipient, lines []Line, err error) {
 	var fate []Line
-	delivered, release, hold := false, false, false
+	var release, hold, delivered bool
 	p.mu.Lock()
 	now := p.now()
 	if errors.Is(err, ErrNotYet) {
@@ -339,7 +339,7 @@ func (p *Pacer) settle(r *recipient, lines []Line, err error) {
 	}
 	switch {
 	case len(r.lines) == 0:
-		release = r.held
+		release = true // Write may have watched the nick even for lines not held here
 		r.held = false
 		r.state, r.idleAt = idle, now
 		p.idleQ = append(p.idleQ, idleMark{r, now})
