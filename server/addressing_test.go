@@ -287,3 +287,22 @@ func TestInboxStopsAtLogout(t *testing.T) {
 		t.Fatalf("after logging in again: %v (%s), want the %d not written %v", rest, end.Raw, len(missed), missed)
 	}
 }
+
+// Two INBOXes in a row: the second is served while the first's lines are
+// still being paced out, and skips the messages on their way rather than
+// return them twice.
+func TestInboxTwiceInARow(t *testing.T) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Limits: raised()}) // the spec's pacing: the first takes seconds
+	victim, sent := inboxOf(t, bot, "twice", 10)
+	victim.Send(`PIRCAN/1 INBOX {"limit":10}`)
+	victim.Send(`PIRCAN/1 INBOX {"limit":10}`)
+	first, end1 := readInbox(t, victim, nil)
+	second, end2 := readInbox(t, victim, nil)
+	if !slices.Equal(first, sent) || end1.Int("total") != 10 {
+		t.Fatalf("first INBOX: %v (%s)", first, end1.Raw)
+	}
+	if len(second) != 0 || end2.Int("total") != 0 {
+		t.Fatalf("second INBOX returned messages already on their way: %v (%s)", second, end2.Raw)
+	}
+}
