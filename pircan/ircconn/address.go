@@ -152,8 +152,10 @@ func (c *Conn) writeTo(key string, held bool, lines []string, send func(nick str
 		held = true // a slow reply, or a NOTIFY: the sighting is not recent
 	}
 	if held && p.monitorMax >= 0 {
-		w := c.watchLocked(key, nick)
-		if w == nil || !w.online {
+		switch w := c.watchLocked(key, nick); {
+		case w == nil:
+			return ErrNoRoom
+		case !w.online:
 			return ErrNotYet
 		}
 	}

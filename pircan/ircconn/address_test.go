@@ -170,7 +170,7 @@ func TestHeldLinesNeedMonitor(t *testing.T) {
 		a.event(Request, n, n, "")
 		connOutput{a.c}.Hold(a.c.presence.Key(pircan.Sender{Account: n, Nick: n}))
 	}
-	a.want(pircan.Sender{Account: "c", Nick: "c"}, true, "", ErrNotYet)
+	a.want(pircan.Sender{Account: "c", Nick: "c"}, true, "", ErrNoRoom)
 
 	// Without MONITOR on the server, held lines are not held back.
 	n := newAddressed(t, ascii)

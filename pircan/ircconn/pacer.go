@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -80,6 +81,10 @@ var (
 	ErrGone = errors.New("recipient gone")
 	// ErrNotYet: whether the recipient is still there is not known yet.
 	ErrNotYet = errors.New("recipient not confirmed yet")
+	// ErrNoRoom: it cannot be watched yet (the MONITOR list is full); a
+	// kind of ErrNotYet that waits longer, since other recipients' lists
+	// free entries as they end.
+	ErrNoRoom = fmt.Errorf("%w: no room to watch it", ErrNotYet)
 )
 
 // notYetRetry is how soon a recipient whose nick is not confirmed yet is
@@ -89,6 +94,8 @@ var (
 const (
 	notYetRetry    = 20 * time.Millisecond
 	notYetPatience = 10 * time.Second
+	noRoomRetry    = 100 * time.Millisecond
+	noRoomPatience = 2 * time.Minute
 )
 
 type recipientState uint8
@@ -108,6 +115,7 @@ type recipient struct {
 	held    bool      // its lines waited since its queue was last empty
 	since   time.Time // when its oldest queued line began to wait
 	unsure  time.Time // since when Write has said ErrNotYet (zero: it has not)
+	noRoom  bool      // ... and whether it was ErrNoRoom
 	readyAt time.Time // while waiting
 	heapIdx int
 	idleAt  time.Time // when it last went idle (forgetting)
@@ -312,9 +320,13 @@ func (p *Pacer) settle(r *recipient, lines []Line, err error) {
 	p.mu.Lock()
 	now := p.now()
 	if errors.Is(err, ErrNotYet) {
-		if r.unsure.IsZero() {
-			r.unsure = now
-		} else if now.Sub(r.unsure) > notYetPatience {
+		noRoom, patience := errors.Is(err, ErrNoRoom), notYetPatience
+		if noRoom {
+			patience = noRoomPatience
+		}
+		if r.unsure.IsZero() || r.noRoom != noRoom {
+			r.unsure, r.noRoom = now, noRoom
+		} else if now.Sub(r.unsure) > patience {
 			err = ErrGone
 		}
 	}
@@ -345,6 +357,9 @@ func (p *Pacer) settle(r *recipient, lines []Line, err error) {
 		p.idleQ = append(p.idleQ, idleMark{r, now})
 	case errors.Is(err, ErrNotYet):
 		r.state, r.readyAt = waiting, now.Add(notYetRetry)
+		if errors.Is(err, ErrNoRoom) {
+			r.readyAt = now.Add(noRoomRetry)
+		}
 		heap.Push(&p.waitH, r)
 	default:
 		r.since = now

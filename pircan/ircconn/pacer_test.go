@@ -475,12 +475,28 @@ func TestPacerFailedWrites(t *testing.T) {
 	if !slices.Equal(fates, []string{"c0:false"}) || p.Departed() != 1 {
 		t.Fatalf("after %v of ErrNotYet: fates %v, departed %d", notYetPatience, fates, p.Departed())
 	}
+	// No room on the MONITOR list: it waits longer (others' lists free
+	// entries), but not forever.
+	fates = nil
+	p.Enqueue("dave", line("d0"))
+	start := c.now()
+	for len(fates) == 0 && c.now().Sub(start) < time.Hour {
+		r, lines, _, _ = p.takeUpTo(1)
+		if r == nil {
+			c.advance(noRoomRetry)
+			continue
+		}
+		p.settle(r, lines, ErrNoRoom)
+	}
+	if waited := c.now().Sub(start); !slices.Equal(fates, []string{"d0:false"}) || waited < noRoomPatience || waited > noRoomPatience+time.Second {
+		t.Fatalf("no room: fates %v after %v", fates, waited)
+	}
 	fates = nil
 	p.Enqueue("bob", line("b0"), line("b1"), line("b2"))
 	r, lines, _, _ = p.takeUpTo(1)
 	p.settle(r, lines, ErrGone)
-	if q, d := p.Stats(); q != 0 || d != 0 || p.Departed() != 4 {
-		t.Errorf("after ErrGone: %d queued, %d dropped, %d departed; want 0, 0, 1+3", q, d, p.Departed())
+	if q, d := p.Stats(); q != 0 || d != 0 || p.Departed() != 5 {
+		t.Errorf("after ErrGone: %d queued, %d dropped, %d departed; want 0, 0, 1+1+3", q, d, p.Departed())
 	}
 	if !slices.Equal(fates, []string{"b0:false", "b1:false", "b2:false"}) {
 		t.Errorf("fates %v", fates)
