@@ -244,7 +244,7 @@ func (b *Bot) handle(ctx context.Context, ev ircconn.Event) {
 	b.notes.observe(ctx, ev)
 	switch ev.Kind {
 	case ircconn.Request:
-		key := "a:" + ev.Sender.Account
+		key := "a:" + pircan.FoldAccount(ev.Sender.Account)
 		if !ev.Sender.Identified() {
 			key = "n:" + ev.Sender.NickKey()
 		}
