@@ -117,7 +117,6 @@ type recipient struct {
 	unsure  time.Time // since when Write has said ErrNotYet (zero: it has not)
 	noRoom  bool      // ... and whether it was ErrNoRoom
 	readyAt time.Time // while waiting
-	heapIdx int
 	idleAt  time.Time // when it last went idle (forgetting)
 }
 
@@ -172,7 +171,7 @@ func (p *Pacer) Enqueue(key string, lines ...Line) {
 	p.mu.Lock()
 	r := p.queues[key]
 	if r == nil {
-		r = &recipient{key: key, limiter: rate.NewLimiter(rate.Limit(p.cfg.PerSecond), p.cfg.Burst), heapIdx: -1}
+		r = &recipient{key: key, limiter: rate.NewLimiter(rate.Limit(p.cfg.PerSecond), p.cfg.Burst)}
 		p.queues[key] = r
 	}
 	for _, l := range lines {
@@ -443,20 +442,12 @@ type waitHeap []*recipient
 
 func (h waitHeap) Len() int           { return len(h) }
 func (h waitHeap) Less(i, j int) bool { return h[i].readyAt.Before(h[j].readyAt) }
-func (h waitHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx, h[j].heapIdx = i, j
-}
-func (h *waitHeap) Push(x any) {
-	r := x.(*recipient)
-	r.heapIdx = len(*h)
-	*h = append(*h, r)
-}
+func (h waitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *waitHeap) Push(x any)        { *h = append(*h, x.(*recipient)) }
 func (h *waitHeap) Pop() any {
 	old := *h
 	r := old[len(old)-1]
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
-	r.heapIdx = -1
 	return r
 }
