@@ -58,6 +58,7 @@ type Service struct {
 	limiter  *requestLimiter
 	welcomed *welcomeGate
 	verbs    map[string]verb
+	reads    *reads // INBOX messages in flight (inflight.go)
 }
 
 // NewService wires the core. actions may be nil where nothing is sent to IRC.
@@ -71,6 +72,7 @@ func NewService(store Store, actions Actions, cfg Config, log zerolog.Logger) *S
 	s := &Service{store: store, actions: actions, cfg: cfg, log: log,
 		limiter: newRequestLimiter(cfg.Limits, cfg.Now), welcomed: newWelcomeGate(cfg.Now)}
 	s.verbs = verbTable()
+	s.reads = newReads(store, log, cfg.Now)
 	return s
 }
 

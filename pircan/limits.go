@@ -170,7 +170,7 @@ func (l *requestLimiter) check(s Sender) (verdict, time.Time) {
 		}
 		return l.takeShared(nil, now) // the table is full (MaxTrackedCallers)
 	}
-	w, ok := l.own(l.nicks, FoldNick(s.Nick), now)
+	w, ok := l.own(l.nicks, s.NickKey(), now)
 	if ok {
 		if v, until := l.take(w, l.limits.PerCaller, now); v != allow {
 			return v, until // refused by its own window: does not spend the shared one
@@ -272,7 +272,7 @@ func (g *welcomeGate) admit(nick, origin string, identified bool) WelcomeOutcome
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()
-	key := FoldNick(nick)
+	key := nick // the caller passes Sender.NickKey()
 	if _, ok := g.nicks.Get(key, now); ok {
 		return WelcomeRepeat
 	}

@@ -274,12 +274,12 @@ func echo(_ context.Context, c *call) ([]Reply, error) {
 	return one("ECHO", Object{{"text", Text(text)}, {"account", orNull(c.sender.Account)}, {"identified", c.sender.Identified()}}), nil
 }
 
-// Welcome is the NOTICE for a nick that joined the lobby from origin
-// (user@host as the server shows it, "" if unknown), or nil when it is not
-// welcomed: welcomed within WelcomePeriod already, or over a welcome bound
+// Welcome is the NOTICE for who joined the lobby from origin (user@host as
+// the server shows it, "" if unknown), or nil when it is not welcomed:
+// welcomed within WelcomePeriod already, or over a welcome bound
 // (limits.go). The outcome says which.
-func (s *Service) Welcome(nick, origin string, identified bool) ([]Reply, WelcomeOutcome) {
-	if out := s.welcomed.admit(nick, origin, identified); out != WelcomeSent {
+func (s *Service) Welcome(who Sender, origin string) ([]Reply, WelcomeOutcome) {
+	if out := s.welcomed.admit(who.NickKey(), origin, who.Identified()); out != WelcomeSent {
 		return nil, out
 	}
 	return one("WELCOME", Object{

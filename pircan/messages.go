@@ -64,13 +64,22 @@ func inbox(ctx context.Context, c *call) ([]Reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs, remaining, serr := c.svc.store.Inbox(ctx, c.actor(), limit)
+	// Messages still on their way to this agent are skipped, not returned
+	// twice; each returned one is marked read only once all its lines were
+	// handed to the connection for this account (inflight.go).
+	actor := c.actor()
+	msgs, remaining, serr := c.svc.store.Inbox(ctx, actor, limit, c.svc.reads.skip(actor.AgentID))
 	if serr != nil {
 		return nil, serr
 	}
 	var out []Reply
 	for _, m := range msgs {
-		out = append(out, messageReplies(m, c.req)...)
+		lines := messageReplies(m, c.req)
+		done := c.svc.reads.handOut(actor, m.MessageID, len(lines))
+		for i := range lines {
+			lines[i].Done = done
+		}
+		out = append(out, lines...)
 	}
 	return append(out, Reply{Verb: "INBOX-END", Fields: Object{
 		{"returned", len(msgs)}, {"total", len(msgs) + remaining}, {"offset", 0}}}), nil

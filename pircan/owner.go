@@ -254,7 +254,7 @@ func owner(ctx context.Context, c *call) ([]Reply, error) {
 		if err := CheckAccountName("account", *a.Account); err != nil {
 			return nil, err
 		}
-		if FoldNick(*a.Account) == FoldNick(c.sender.Account) {
+		if FoldAccount(*a.Account) == FoldAccount(c.sender.Account) {
 			return nil, FieldError(CodeInvalidArgument, "account", "That is your own account; without another owner it already acts as your owner.")
 		}
 		b, err := c.svc.store.NameOwner(ctx, c.actor(), *a.Account)

@@ -32,6 +32,9 @@ type Reply struct {
 	Verb   string
 	Fields Object
 	Plain  string
+	// Done, when set, hears once whether the line was handed to the
+	// connection for the account that asked (see ircconn.Line).
+	Done func(delivered bool)
 }
 
 // Object is a JSON object whose keys keep their order on the wire.

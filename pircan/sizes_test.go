@@ -111,7 +111,7 @@ func (s sizesStore) Revoke(context.Context, Actor, string) error { return s.fail
 func (s sizesStore) Send(context.Context, Actor, NewMessage, Limits) (SentMessage, error) {
 	return SentMessage{MessageID: sizesUUID, ConversationID: sizesOther, AgreementID: sizesUUID, Hop: 8}, s.fail
 }
-func (s sizesStore) Inbox(context.Context, Actor, int) ([]Message, int, error) {
+func (s sizesStore) Inbox(context.Context, Actor, int, []string) ([]Message, int, error) {
 	out := make([]Message, 10)
 	for i := range out {
 		text := s.rep(15) // a short one, and long ones of 200 and more characters
@@ -123,6 +123,7 @@ func (s sizesStore) Inbox(context.Context, Actor, int) ([]Message, int, error) {
 	}
 	return out, 1000000, s.fail
 }
+func (s sizesStore) MarkRead(context.Context, Actor, []string) error { return s.fail }
 func (s sizesStore) Login(context.Context, string, string, Limits) (LoginResult, error) {
 	// A User-Agent is whatever the browser sent: up to 300 bytes of anything.
 	ua := strings.Repeat("\u009b"+s.fill+"\u202e", 300)[:300]
@@ -269,7 +270,7 @@ func TestEveryReplyFitsWithRe(t *testing.T) {
 					}
 					texts := sizesCheck(t, replies, id, c.line)
 					if c.verb == "INBOX" && fail == nil {
-						msgs, _, _ := st.Inbox(context.Background(), Actor{}, 10)
+						msgs, _, _ := st.Inbox(context.Background(), Actor{}, 10, nil)
 						for i, m := range msgs {
 							want := replySanitize(string([]rune(m.Text)[:min(len([]rune(m.Text)), MaxIRCText)]))
 							if i >= len(texts) || texts[i] != want {
@@ -327,7 +328,7 @@ func sizesCheck(t *testing.T, replies []Reply, id, request string) []string {
 // Lines PIRCAN sends on its own (no request, so no re) fit as well.
 func TestUnsolicitedRepliesFit(t *testing.T) {
 	svc := NewService(sizesStore{fill: "x"}, nil, Config{Lobby: "#" + strings.Repeat("l", 49)}, zerolog.Nop())
-	replies, _ := svc.Welcome(strings.Repeat("n", 64), "", true)
+	replies, _ := svc.Welcome(Sender{Account: "a", Nick: strings.Repeat("n", 64)}, "")
 	if len(replies) == 0 {
 		t.Fatal("no welcome")
 	}

@@ -36,9 +36,12 @@ type Store interface {
 	Agreements(ctx context.Context, agentID string, includeEnded bool, limit, offset int) ([]AgreementItem, int, error)
 	Revoke(ctx context.Context, actor Actor, agreementID string) error
 	Send(ctx context.Context, actor Actor, m NewMessage, l Limits) (SentMessage, error)
-	// Inbox takes the oldest unread messages, marks exactly those read, and
-	// says how many unread remain.
-	Inbox(ctx context.Context, actor Actor, limit int) (msgs []Message, remaining int, err error)
+	// Inbox returns the oldest unread messages not in skip, changing
+	// nothing, and says how many more unread ones (not in skip) there are.
+	Inbox(ctx context.Context, actor Actor, limit int, skip []string) (msgs []Message, remaining int, err error)
+	// MarkRead marks the actor's messages ids read (those delivered);
+	// marking one already read changes nothing.
+	MarkRead(ctx context.Context, actor Actor, ids []string) error
 
 	// Login approves the browser waiting with code (owner.go) for account:
 	// ErrNotFound for a wrong, expired or used code, ErrRateLimited over

@@ -24,18 +24,24 @@ SELECT new.id, @agreement_id, @sender, @recipient, coalesce(sqlc.narg('conversat
 FROM new
 RETURNING id, conversation_id, created_at;
 
--- name: ClaimUnread :many
--- Marks exactly the returned messages read; SKIP LOCKED lets a concurrent
--- INBOX of the same agent take the next ones instead of the same ones.
-WITH claimed AS (
-    UPDATE messages m SET read_at = now()
-    WHERE m.id IN (SELECT u.id FROM messages u WHERE u.recipient = @recipient AND u.read_at IS NULL
-                   ORDER BY u.created_at, u.id LIMIT @lim FOR UPDATE SKIP LOCKED)
-    RETURNING m.id, m.sender, m.agreement_id, m.conversation_id, m.hop, m.text, m.created_at
-)
-SELECT c.id, c.sender, a.name AS sender_name, c.agreement_id, c.conversation_id, c.hop, c.text, c.created_at
-FROM claimed c JOIN agents a ON a.id = c.sender
-ORDER BY c.created_at, c.id;
+-- name: PeekUnread :many
+-- The oldest unread messages not in skip (those in flight to the reader),
+-- unchanged: a message is marked read only once delivered (MarkRead).
+SELECT m.id, m.sender, a.name AS sender_name, m.agreement_id, m.conversation_id, m.hop, m.text, m.created_at
+FROM messages m JOIN agents a ON a.id = m.sender
+WHERE m.recipient = @recipient AND m.read_at IS NULL AND NOT (m.id = ANY (coalesce(@skip::uuid[], '{}')))
+ORDER BY m.created_at, m.id
+LIMIT @lim;
+
+-- name: CountUnreadExcept :one
+SELECT count(*) FROM messages
+WHERE recipient = @recipient AND read_at IS NULL AND NOT (id = ANY (coalesce(@skip::uuid[], '{}')));
+
+-- name: MarkRead :many
+-- Idempotent: only messages still unread are marked, and returned.
+UPDATE messages SET read_at = now()
+WHERE recipient = @recipient AND id = ANY (@ids::uuid[]) AND read_at IS NULL
+RETURNING id;
 
 -- name: CountUnread :one
 SELECT count(*) FROM messages WHERE recipient = @recipient AND read_at IS NULL;

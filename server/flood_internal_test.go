@@ -13,18 +13,22 @@ import (
 	"github.com/creatimus/pircan/pircan/ircconn"
 )
 
-// After membership events were lost, presence is forgotten at once (a lost
-// QUIT or NICK must not leave a nick mapped to an account), and counted.
-func TestPresenceLostForgetsEveryone(t *testing.T) {
+// After membership events were lost, presence stays as the transport read
+// it (it is kept before events are queued, so a lost QUIT or NICK never
+// left a stale mapping), and the loss is counted.
+func TestPresenceLostKeepsPresenceAndCounts(t *testing.T) {
 	b := &Bot{log: zerolog.Nop(), conn: ircconn.New(ircconn.Config{}, zerolog.Nop())}
 	b.notes = newNotifier(b)
-	b.notes.presence.Seen("alice", "alice")
-	b.notes.presence.Seen("bob", "bob_")
+	p := b.conn.Presence()
+	p.Seen("alice", "alice")
+	p.Gone("alice") // the QUIT was read (and its event then lost)
+	p.Seen("bob", "bob_")
 	b.presenceLost(context.Background())
-	for _, account := range []string{"alice", "bob"} {
-		if nick, ok := b.notes.presence.Nick(account); ok {
-			t.Errorf("%s still seen as %s after the loss", account, nick)
-		}
+	if nick, ok := p.Nick("alice"); ok {
+		t.Errorf("alice still seen as %s after her QUIT", nick)
+	}
+	if nick, ok := p.Nick("bob"); !ok || nick != "bob_" {
+		t.Errorf("bob seen as %q (%v), want bob_", nick, ok)
 	}
 	var m dto.Metric
 	if err := b.metrics().presenceResets.Write(&m); err != nil || m.GetCounter().GetValue() != 1 {

@@ -43,7 +43,7 @@ func TestReclaimsItsNick(t *testing.T) {
 	}
 	// Services moved the other client off the nick.
 	if _, err := squatter.Expect(ctx, func(m ircmsg.Message) bool {
-		return m.Command == "NICK" && len(m.Params) > 0 && pircan.FoldNick(m.Params[0]) != pircan.FoldNick(bot.Nick)
+		return m.Command == "NICK" && len(m.Params) > 0 && pircan.RFC1459.Fold(m.Params[0]) != pircan.RFC1459.Fold(bot.Nick)
 	}); err != nil {
 		t.Fatalf("the other client kept the nick: %v", err)
 	}

@@ -134,6 +134,7 @@ var (
 	descOutputDropped  = desc("pircan_output_dropped_lines_total", "Reply lines dropped because a recipient's queue was full.")
 	descOutputCapRate  = desc("pircan_output_cap_lines_per_second", "Global output cap in force: the configured one while the server grants a fake-lag exemption (OPER), the ordinary-client one otherwise, halved after each flood disconnect.")
 	descOutputCapBurst = desc("pircan_output_cap_burst", "Lines the global output cap lets out at once.")
+	descOutputDeparted = desc("pircan_output_departed_lines_total", "Reply lines not sent because their account left the nick before they could be written.")
 	descStandby        = desc("pircan_standby", "1 while this process stands by (another holds the leader lock).")
 	descDatabaseUp     = desc("pircan_database_up", "1 when the scrape's backlog query succeeded.")
 	descNotifyWaiting  = desc("pircan_notify_waiting", "Notifications waiting for delivery (last 24 hours), counted up to 10000.")
@@ -150,7 +151,7 @@ var (
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIRCConnected, descIRCReconnects, descEventsQueued, descEventsDropped,
 		descIntakeWaits, descDispatchQueued, descNotifyQueued, descNotifyRefused,
-		descOutputQueue, descOutputSent, descOutputDropped, descOutputCapRate, descOutputCapBurst, descStandby, descDatabaseUp, descNotifyWaiting,
+		descOutputQueue, descOutputSent, descOutputDropped, descOutputDeparted, descOutputCapRate, descOutputCapBurst, descStandby, descDatabaseUp, descNotifyWaiting,
 		descPoolAcquired, descPoolIdle, descPoolTotal, descPoolMax, descPoolAcquires, descPoolAcquireSec,
 		descPoolEmpty, descPoolCanceled} {
 		ch <- d
@@ -183,6 +184,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	oc := b.conn.OutputCap()
 	gauge(descOutputCapRate, oc.PerSecond)
 	gauge(descOutputCapBurst, float64(oc.Burst))
+	counter(descOutputDeparted, float64(b.conn.Pacer().Departed()))
 	gauge(descStandby, bool01(b.standby.Load()))
 
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)

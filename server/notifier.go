@@ -29,10 +29,9 @@ const (
 // go out at the agent's next wake (its next sighting, a new notification,
 // or a restart of LISTEN).
 type notifier struct {
-	b        *Bot
-	presence *ircconn.Presence
-	work     chan func()
-	refused  atomic.Uint64
+	b       *Bot
+	work    chan func()
+	refused atomic.Uint64
 
 	mu        sync.Mutex
 	last      *pircan.Expiring[time.Time] // agent → its delivery within the last notifyGap
@@ -42,7 +41,7 @@ type notifier struct {
 }
 
 func newNotifier(b *Bot) *notifier {
-	return &notifier{b: b, presence: ircconn.NewPresence(nil), work: make(chan func(), notifyQueue),
+	return &notifier{b: b, work: make(chan func(), notifyQueue),
 		last: pircan.NewExpiring[time.Time](notifyGap, pircan.MaxTrackedCallers), scheduled: map[string]bool{}, delivering: map[string]bool{}}
 }
 
@@ -74,28 +73,10 @@ func (n *notifier) offer(job func()) bool {
 	}
 }
 
-// observe keeps presence up to date from what the server reports, and
-// wakes delivery for an account that (re)appears.
+// observe wakes delivery for an account that (re)appears; the transport
+// keeps presence itself, as it reads each event (ircconn.Event.Fresh).
 func (n *notifier) observe(ctx context.Context, ev ircconn.Event) {
-	account := ev.Sender.Account
-	fresh := false
-	switch ev.Kind {
-	case ircconn.Request, ircconn.Spoke, ircconn.Joined, ircconn.Present:
-		fresh = n.presence.Seen(account, ev.Sender.Nick)
-	case ircconn.NickChanged:
-		account, fresh = n.presence.NickChanged(ev.Sender.Nick, ev.Text, account)
-	case ircconn.AccountChanged:
-		if account == "" {
-			n.presence.Gone(ev.Sender.Nick)
-		} else {
-			fresh = n.presence.Seen(account, ev.Sender.Nick)
-		}
-	case ircconn.Quit:
-		n.presence.Gone(ev.Sender.Nick)
-	case ircconn.Connected:
-		n.presence.Clear()
-	}
-	if fresh && !n.offer(func() { n.appeared(ctx, account) }) {
+	if account := ev.Sender.Account; ev.Fresh && account != "" && !n.offer(func() { n.appeared(ctx, account) }) {
 		n.b.log.Warn().Str("account", account).Msg("notification workers busy; NOTIFY waits for the next wake")
 	}
 }
@@ -169,7 +150,25 @@ func (n *notifier) deliver(ctx context.Context, agentID string) {
 		return
 	}
 	n.b.log.Debug().Str("agent", agentID).Str("account", account).Int("types", len(notices)).Msg("NOTIFY")
-	n.b.reply(nick, pircan.NotifyReplies(notices))
+	replies := pircan.NotifyReplies(notices)
+	for i := range replies {
+		kind, _ := replies[i].Fields[0].Value.(string)
+		replies[i].Done = func(delivered bool) {
+			if !delivered { // claimed, then the nick left the account: it waits again
+				go n.requeue(ctx, agentID, kind)
+			}
+		}
+	}
+	n.b.reply(pircan.Sender{Account: account}, replies)
+}
+
+// requeue puts back a claimed notification whose NOTIFY was not written.
+func (n *notifier) requeue(ctx context.Context, agentID, kind string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := n.b.store.NotifyAgent(ctx, agentID, kind); err != nil {
+		n.b.log.Warn().Err(err).Str("agent", agentID).Str("type", kind).Msg("undelivered notification not queued again")
+	}
 }
 
 // where finds the nick to notify: seen with one of the agent's accounts
@@ -180,7 +179,7 @@ func (n *notifier) where(ctx context.Context, agentID string) (nick, account str
 		return "", ""
 	}
 	for _, account := range accounts {
-		nick, ok := n.presence.Nick(account)
+		nick, ok := n.b.conn.Presence().Nick(account)
 		if !ok {
 			continue
 		}
@@ -189,9 +188,9 @@ func (n *notifier) where(ctx context.Context, agentID string) (nick, account str
 			n.b.log.Debug().Err(err).Str("nick", nick).Msg("WHO failed; NOTIFY waits")
 			continue
 		}
-		if !online || pircan.FoldNick(now) != pircan.FoldNick(account) {
+		if !online || pircan.FoldAccount(now) != pircan.FoldAccount(account) {
 			n.b.log.Debug().Str("nick", nick).Str("account", account).Bool("online", online).Msg("nick no longer holds the account; NOTIFY waits")
-			n.presence.Forget(account) // the nick left or changed hands
+			n.b.conn.Presence().Forget(account) // the nick left or changed hands
 			continue
 		}
 		return nick, account

@@ -95,10 +95,10 @@ func BenchmarkRoundTrip(b *testing.B) {
 func roundTrips(b *testing.B, c *ircnet.Client, target, text string, check func(ircmsg.Message) string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	me, from := pircan.FoldNick(c.Nick()), pircan.FoldNick(target)
+	me, from := pircan.RFC1459.Fold(c.Nick()), pircan.RFC1459.Fold(target)
 	reply := func(m ircmsg.Message) bool {
 		return m.Command == "NOTICE" && len(m.Params) == 2 &&
-			pircan.FoldNick(m.Nick()) == from && pircan.FoldNick(m.Params[0]) == me
+			pircan.RFC1459.Fold(m.Nick()) == from && pircan.RFC1459.Fold(m.Params[0]) == me
 	}
 	once := func() (time.Duration, ircmsg.Message) {
 		start := time.Now()

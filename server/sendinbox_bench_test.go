@@ -322,7 +322,7 @@ func echoOp(ctx context.Context, pr *msgPair, echoNick string, seq int) (time.Du
 }
 
 func echoRoundTrip(ctx context.Context, c *ircnet.Client, echoNick, text string) error {
-	me, from := pircan.FoldNick(c.Nick()), pircan.FoldNick(echoNick)
+	me, from := pircan.RFC1459.Fold(c.Nick()), pircan.RFC1459.Fold(echoNick)
 	if err := c.Privmsg(echoNick, text); err != nil {
 		return err
 	}
@@ -330,7 +330,7 @@ func echoRoundTrip(ctx context.Context, c *ircnet.Client, echoNick, text string)
 	defer cancel()
 	m, err := c.Expect(wctx, func(m ircmsg.Message) bool {
 		return m.Command == "NOTICE" && len(m.Params) == 2 &&
-			pircan.FoldNick(m.Nick()) == from && pircan.FoldNick(m.Params[0]) == me
+			pircan.RFC1459.Fold(m.Nick()) == from && pircan.RFC1459.Fold(m.Params[0]) == me
 	})
 	if err != nil {
 		return err

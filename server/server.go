@@ -259,6 +259,7 @@ serve:
 	b.drainRequests(ctx)
 	waitTimeout(b.jobs.wait, time.Until(out))
 	b.conn.Flush(time.Until(out))
+	waitTimeout(b.svc.WaitReads, time.Until(out)) // INBOX messages written: marked read before leaving
 	stopConn(quit)
 	return <-connDone
 }
@@ -328,10 +329,10 @@ func (b *Bot) handle(ctx context.Context, ev ircconn.Event) {
 	case ircconn.Request:
 		b.submit(ctx, ev)
 	case ircconn.Joined:
-		if pircan.FoldNick(ev.Channel) == pircan.FoldNick(b.cfg.IRC.Lobby) {
-			replies, out := b.svc.Welcome(ev.Sender.Nick, ev.Origin, ev.Sender.Identified())
+		if fold := ev.Sender.Casemap.Fold; fold(ev.Channel) == fold(b.cfg.IRC.Lobby) {
+			replies, out := b.svc.Welcome(ev.Sender, ev.Origin)
 			b.metrics().welcomes.WithLabelValues(out.String()).Inc()
-			b.reply(ev.Sender.Nick, replies)
+			b.reply(ev.Sender, replies)
 		}
 	case ircconn.Connected:
 		go b.joinChannels(ctx, true)
@@ -355,10 +356,10 @@ func perSenderQueue(l pircan.Limits) int { return min(max(2*l.PerCaller, 32), 10
 // unidentified ones are dropped. Every refusal is counted.
 func (b *Bot) submit(ctx context.Context, ev ircconn.Event) {
 	guest := !ev.Sender.Identified()
-	key := "a:" + ev.Sender.Account
+	key := "a:" + pircan.FoldAccount(ev.Sender.Account)
 	class := "identified"
 	if guest {
-		key, class = "n:"+pircan.FoldNick(ev.Sender.Nick), "unidentified"
+		key, class = "n:"+ev.Sender.NickKey(), "unidentified"
 	}
 	switch b.jobs.submit(key, guest, func() { b.serve(ctx, ev) }) {
 	case accepted:
@@ -367,7 +368,7 @@ func (b *Bot) submit(ctx context.Context, ev ircconn.Event) {
 		b.metrics().refused.WithLabelValues(class, "sender_queue").Inc()
 		if !guest {
 			b.log.Info().Str("account", ev.Sender.Account).Str("nick", ev.Sender.Nick).Msg("request queue full: rate limited")
-			b.reply(ev.Sender.Nick, b.svc.Overloaded(ev.Text, overloadRetry))
+			b.reply(ev.Sender, b.svc.Overloaded(ev.Text, overloadRetry))
 		}
 	case refusedQuiet:
 		b.metrics().refused.WithLabelValues(class, "sender_queue").Inc()
@@ -387,14 +388,14 @@ type presenceReset struct {
 	pending bool
 }
 
-// presenceLost runs when membership events were dropped: presence may be
-// stale (a lost QUIT or NICK would have undone a sighting), so it is
-// forgotten at once, and asked again by WHO (at most once a minute).
-// Until an agent is seen again, its NOTIFY waits; none goes astray.
+// presenceLost runs when membership events were dropped. Presence itself
+// is kept by the transport as it reads each line (ircconn/address.go), so
+// it is not stale; what was lost is the wake-ups those events carried, so
+// the channels are asked again by WHO (at most once a minute), which wakes
+// the NOTIFYs of everyone present.
 func (b *Bot) presenceLost(ctx context.Context) {
-	b.notes.presence.Clear()
 	b.metrics().presenceResets.Inc()
-	b.log.Warn().Msg("membership events were lost: presence forgotten, asking WHO again")
+	b.log.Warn().Msg("membership events were lost: asking WHO again")
 	r := &b.reset
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -416,20 +417,25 @@ func (b *Bot) serve(ctx context.Context, ev ircconn.Event) {
 	// A request already taken is finished even during shutdown.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.Timeout)
 	defer cancel()
-	b.reply(ev.Sender.Nick, b.handleRequest(rctx, ev)) // Handle, counted (metrics.go)
+	b.reply(ev.Sender, b.handleRequest(rctx, ev)) // Handle, counted (metrics.go)
 }
 
-func (b *Bot) reply(nick string, replies []pircan.Reply) {
-	lines := make([]string, 0, len(replies))
+// reply queues replies for to: its account when it has one (the nick is
+// looked up as each line is written, see ircconn.Conn.Notice), else its nick.
+func (b *Bot) reply(to pircan.Sender, replies []pircan.Reply) {
+	lines := make([]ircconn.Line, 0, len(replies))
 	for _, r := range replies {
 		line, err := pircan.Encode(r)
 		if err != nil {
 			b.log.Error().Err(err).Str("verb", r.Verb).Msg("reply does not fit")
+			if r.Done != nil {
+				r.Done(false)
+			}
 			continue
 		}
-		lines = append(lines, line)
+		lines = append(lines, ircconn.Line{Text: line, Done: r.Done})
 	}
-	b.conn.Notice(nick, lines...)
+	b.conn.Notice(to, lines...)
 }
 
 // joinChannels joins every registered channel and leaves removed ones
@@ -442,9 +448,10 @@ func (b *Bot) joinChannels(ctx context.Context, refresh bool) {
 		if err != nil {
 			return err
 		}
-		keep := map[string]bool{pircan.FoldNick(b.cfg.IRC.Lobby): true}
+		fold := b.conn.Casemap().Fold
+		keep := map[string]bool{fold(b.cfg.IRC.Lobby): true}
 		for _, ch := range list {
-			keep[pircan.FoldNick(ch.Name)] = true
+			keep[fold(ch.Name)] = true
 		}
 		for _, ch := range b.conn.Channels() {
 			if !keep[ch] {

@@ -37,7 +37,7 @@ func (s *Store) Channels(ctx context.Context, agentID, q string, limit, offset i
 func (s *Store) JoinChannel(ctx context.Context, agentID, name string) (pircan.Channel, error) {
 	var ch pircan.Channel
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		row, err := q.ChannelForAgent(ctx, db.ChannelForAgentParams{AgentID: agentID, NameFolded: pircan.FoldNick(name)})
+		row, err := q.ChannelForAgent(ctx, db.ChannelForAgentParams{AgentID: agentID, NameFolded: pircan.RFC1459.Fold(name)})
 		if err != nil {
 			return notFound(err)
 		}
@@ -72,7 +72,7 @@ func (s *Store) AddChannel(ctx context.Context, operator, name string, private b
 		return err
 	}
 	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		if _, err := q.AddChannel(ctx, db.AddChannelParams{Name: name, NameFolded: pircan.FoldNick(name), Private: private, Topic: topic}); err != nil {
+		if _, err := q.AddChannel(ctx, db.AddChannelParams{Name: name, NameFolded: pircan.RFC1459.Fold(name), Private: private, Topic: topic}); err != nil {
 			if isUniqueViolation(err) {
 				return pircan.ErrConflict
 			}
@@ -107,7 +107,7 @@ func (s *Store) ListAllChannels(ctx context.Context) ([]ChannelInfo, error) {
 // InviteToChannel lets an agent into a private channel (operator command).
 func (s *Store) InviteToChannel(ctx context.Context, operator, name, agentID string) error {
 	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		ch, err := q.ChannelByName(ctx, pircan.FoldNick(name))
+		ch, err := q.ChannelByName(ctx, pircan.RFC1459.Fold(name))
 		if err != nil {
 			return notFound(err)
 		}
@@ -131,7 +131,7 @@ func (s *Store) InviteToChannel(ctx context.Context, operator, name, agentID str
 // RemoveChannel deletes a channel and its memberships (operator command).
 func (s *Store) RemoveChannel(ctx context.Context, operator, name string) error {
 	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		n, err := q.RemoveChannel(ctx, pircan.FoldNick(name))
+		n, err := q.RemoveChannel(ctx, pircan.RFC1459.Fold(name))
 		if err != nil {
 			return err
 		}

@@ -1186,7 +1186,7 @@ func TestSendStoresLongTextWhole(t *testing.T) {
 	if n := h.count("SELECT octet_length(text) FROM messages WHERE id = $1", m.MessageID); n != 60000 {
 		t.Fatalf("stored %d bytes", n)
 	}
-	msgs, _, err := h.s.Inbox(h.ctx, act(b), 5)
+	msgs, _, err := h.s.Inbox(h.ctx, act(b), 5, nil)
 	if err != nil || len(msgs) != 1 || msgs[0].Text != text {
 		t.Fatalf("inbox: %d messages %v, text whole: %v", len(msgs), err, len(msgs) == 1 && msgs[0].Text == text)
 	}
@@ -1212,9 +1212,25 @@ func TestInboxOldestFirst(t *testing.T) {
 	}
 	h.mustSend(a, b, "not for alice", "")
 
-	msgs, remaining, err := h.s.Inbox(h.ctx, act(a), 2)
+	msgs, remaining, err := h.s.Inbox(h.ctx, act(a), 2, nil)
 	if err != nil || len(msgs) != 2 || remaining != 3 {
 		t.Fatalf("first inbox: %d messages, remaining %d, %v", len(msgs), remaining, err)
+	}
+	// Reading changes nothing; only MarkRead (after delivery) does.
+	if n := h.count("SELECT count(*) FROM messages WHERE read_at IS NOT NULL"); n != 0 {
+		t.Fatalf("Inbox marked %d messages read", n)
+	}
+	if again, _, err := h.s.Inbox(h.ctx, act(a), 2, nil); err != nil || len(again) != 2 || again[0].MessageID != ids[0] {
+		t.Fatalf("inbox again before MarkRead: %+v %v", again, err)
+	}
+	if skipped, rem, err := h.s.Inbox(h.ctx, act(a), 2, []string{ids[0]}); err != nil || len(skipped) != 2 ||
+		skipped[0].MessageID != ids[1] || skipped[1].MessageID != ids[2] || rem != 2 {
+		t.Fatalf("inbox skipping the first: %+v remaining %d %v", skipped, rem, err)
+	}
+	for range 2 { // marking twice is harmless
+		if err := h.s.MarkRead(h.ctx, act(a), []string{ids[0], ids[1]}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if msgs[0].MessageID != ids[0] || msgs[1].MessageID != ids[1] || msgs[0].Text != "m0" ||
 		msgs[0].From.AgentID != b.ID || msgs[0].From.Name != "bob" || msgs[1].From.AgentID != c.ID ||
@@ -1229,17 +1245,28 @@ func TestInboxOldestFirst(t *testing.T) {
 	if n := h.count("SELECT count(*) FROM messages WHERE recipient = $1 AND read_at IS NOT NULL", b.ID); n != 0 {
 		t.Errorf("bob's message was marked read by alice's inbox")
 	}
-	msgs, remaining, err = h.s.Inbox(h.ctx, act(a), 10)
+	if err := h.s.MarkRead(h.ctx, act(b), []string{ids[2]}); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.count("SELECT count(*) FROM messages WHERE read_at IS NOT NULL AND id = $1", ids[2]); n != 0 {
+		t.Fatal("bob marked a message to alice read")
+	}
+	msgs, remaining, err = h.s.Inbox(h.ctx, act(a), 10, nil)
 	if err != nil || len(msgs) != 3 || remaining != 0 || msgs[0].MessageID != ids[2] || msgs[2].MessageID != ids[4] {
 		t.Fatalf("second inbox: %+v remaining %d %v", msgs, remaining, err)
 	}
-	msgs, remaining, err = h.s.Inbox(h.ctx, act(a), 10)
+	if err := h.s.MarkRead(h.ctx, act(a), []string{ids[2], ids[3], ids[4]}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, remaining, err = h.s.Inbox(h.ctx, act(a), 10, nil)
 	if err != nil || len(msgs) != 0 || remaining != 0 {
 		t.Fatalf("empty inbox: %+v remaining %d %v", msgs, remaining, err)
 	}
 }
 
-func TestInboxRacingReadersTakeEachMessageOnce(t *testing.T) {
+// Racing readers may see the same unread messages; each is marked read,
+// and audited, exactly once however many mark it.
+func TestInboxRacingReadersMarkEachMessageOnce(t *testing.T) {
 	h := newHS(t)
 	a := h.agent("alice")
 	senders := h.agents("s", 4)
@@ -1261,8 +1288,16 @@ func TestInboxRacingReadersTakeEachMessageOnce(t *testing.T) {
 			defer wg.Done()
 			<-start
 			for {
-				msgs, _, err := h.s.Inbox(h.ctx, act(a), 7)
+				msgs, _, err := h.s.Inbox(h.ctx, act(a), 7, nil)
 				if err != nil {
+					t.Error(err)
+					return
+				}
+				var ids []string
+				for _, m := range msgs {
+					ids = append(ids, m.MessageID)
+				}
+				if err := h.s.MarkRead(h.ctx, act(a), ids); err != nil {
 					t.Error(err)
 					return
 				}
@@ -1282,10 +1317,7 @@ func TestInboxRacingReadersTakeEachMessageOnce(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	for id, n := range got {
-		if n != 1 {
-			t.Errorf("message %s returned %d times", id, n)
-		}
+	for id := range got {
 		if !want[id] {
 			t.Errorf("message %s was never sent to alice", id)
 		}
@@ -1390,7 +1422,7 @@ func TestNotificationsForEveryChange(t *testing.T) {
 	expect("send", note{b.ID, store.NotifyMessage})
 	sameTx("send", "SELECT created_at FROM messages WHERE id = $1", m.MessageID)
 
-	if _, _, err := h.s.Inbox(h.ctx, act(b), 5); err != nil {
+	if _, _, err := h.s.Inbox(h.ctx, act(b), 5, nil); err != nil {
 		t.Fatal(err)
 	}
 	expect("inbox (no notification)")
@@ -1445,7 +1477,7 @@ func TestFailedChangesWriteNothing(t *testing.T) {
 		t.Errorf("failed changes wrote audit rows: %v", actions(got))
 	}
 	// An empty INBOX is no change either.
-	if _, _, err := h.s.Inbox(h.ctx, act(b), 5); err != nil {
+	if _, _, err := h.s.Inbox(h.ctx, act(b), 5, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.auditAfter(audits); len(got) != 0 {
@@ -1484,8 +1516,10 @@ func TestClaimNoticesCoalesces(t *testing.T) {
 	}
 	h.mustSend(c, a, "y", "")
 	// One message read before delivery: the count is the current one.
-	if msgs, _, err := h.s.Inbox(h.ctx, act(a), 1); err != nil || len(msgs) != 1 {
+	if msgs, _, err := h.s.Inbox(h.ctx, act(a), 1, nil); err != nil || len(msgs) != 1 {
 		t.Fatal(msgs, err)
+	} else if err := h.s.MarkRead(h.ctx, act(a), []string{msgs[0].MessageID}); err != nil {
+		t.Fatal(err)
 	}
 	waiting, err := h.s.AgentsWithWaitingNotices(h.ctx)
 	if err != nil || !slices.Contains(waiting, a.ID) {
@@ -1655,9 +1689,12 @@ func TestAuditEveryChangeWithoutContent(t *testing.T) {
 		}, []string{"contact.request", "agreement.create"}, c},
 		{func() string { m = h.mustSend(a, b, text, ""); return m.MessageID }, []string{"message.send"}, a},
 		{func() string {
-			msgs, _, err := h.s.Inbox(h.ctx, act(b), 5)
+			msgs, _, err := h.s.Inbox(h.ctx, act(b), 5, nil)
 			if err != nil || len(msgs) != 1 || msgs[0].Text != text {
 				t.Fatal(msgs, err)
+			}
+			if err := h.s.MarkRead(h.ctx, act(b), []string{msgs[0].MessageID}); err != nil {
+				t.Fatal(err)
 			}
 			return b.ID
 		}, []string{"message.read"}, b},

@@ -69,30 +69,37 @@ func notFoundOr(err error) error {
 	return err
 }
 
-// Inbox implements pircan.Store.
-func (s *Store) Inbox(ctx context.Context, actor pircan.Actor, limit int) ([]pircan.Message, int, error) {
+// Inbox implements pircan.Store: it reads, and changes nothing.
+func (s *Store) Inbox(ctx context.Context, actor pircan.Actor, limit int, skip []string) ([]pircan.Message, int, error) {
 	var out []pircan.Message
 	remaining := 0
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		rows, err := q.ClaimUnread(ctx, db.ClaimUnreadParams{Recipient: actor.AgentID, Lim: int32(limit)})
+		rows, err := q.PeekUnread(ctx, db.PeekUnreadParams{Recipient: actor.AgentID, Skip: skip, Lim: int32(limit)})
 		if err != nil {
 			return err
 		}
-		ids := make([]string, len(rows))
-		for i, r := range rows {
+		for _, r := range rows {
 			out = append(out, pircan.Message{MessageID: r.ID, From: pircan.PartyRef{AgentID: r.Sender, Name: r.SenderName},
 				AgreementID: r.AgreementID, ConversationID: r.ConversationID, Hop: int(r.Hop), At: r.CreatedAt, Text: r.Text})
-			ids[i] = r.ID
 		}
-		n, err := q.CountUnread(ctx, actor.AgentID)
-		if err != nil {
-			return err
-		}
-		remaining = int(n)
-		if len(rows) == 0 {
-			return nil
-		}
-		return audit(ctx, q, actor, "message.read", actor.AgentID, map[string]any{"message_ids": ids})
+		n, err := q.CountUnreadExcept(ctx, db.CountUnreadExceptParams{Recipient: actor.AgentID, Skip: skip})
+		remaining = max(0, int(n)-len(rows))
+		return err
 	})
 	return out, remaining, err
+}
+
+// MarkRead implements pircan.Store. Only messages still unread change (and
+// are audited), so marking twice is harmless.
+func (s *Store) MarkRead(ctx context.Context, actor pircan.Actor, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		marked, err := q.MarkRead(ctx, db.MarkReadParams{Recipient: actor.AgentID, Ids: ids})
+		if err != nil || len(marked) == 0 {
+			return err
+		}
+		return audit(ctx, q, actor, "message.read", actor.AgentID, map[string]any{"message_ids": marked})
+	})
 }

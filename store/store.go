@@ -136,7 +136,7 @@ func notFound(err error) error {
 }
 
 // foldAccount is the key NickServ account names are compared by.
-func foldAccount(account string) string { return pircan.FoldNick(account) }
+func foldAccount(account string) string { return pircan.FoldAccount(account) }
 
 // Listen calls fn with the payload of every notification on channel until
 // ctx ends or the connection fails. ready is called once listening.

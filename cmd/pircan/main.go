@@ -269,7 +269,7 @@ func runChannel(ctx context.Context, args []string, out io.Writer) error {
 	if err := wantArgs(name, pos, names[sub]...); err != nil {
 		return err
 	}
-	if sub == "remove" && pircan.FoldNick(pos[0]) == pircan.FoldNick(c.cfg.str("lobby")) {
+	if sub == "remove" && pircan.RFC1459.Fold(pos[0]) == pircan.RFC1459.Fold(c.cfg.str("lobby")) {
 		return fmt.Errorf("%s is the lobby (--lobby): PIRCAN always keeps it", pos[0])
 	}
 	st, err := c.openStore(ctx)

@@ -98,7 +98,10 @@ func newBotEnv(t *testing.T, kind ircnet.Kind) botEnv {
 	return e
 }
 
-func (e botEnv) start(t *testing.T) *process {
+func (e botEnv) start(t *testing.T) *process { return e.startWith(t) }
+
+// startWith starts the bot with extra environment (later values win).
+func (e botEnv) startWith(t *testing.T, env ...string) *process {
 	t.Helper()
 	cmd := exec.Command(binary(t), "serve")
 	cmd.Env = append(os.Environ(),
@@ -107,6 +110,7 @@ func (e botEnv) start(t *testing.T) *process {
 		"PIRCAN_OPER_NAME="+e.net.BotOperName, "PIRCAN_OPER_PASSWORD="+e.net.BotOperPass,
 		"PIRCAN_LOBBY="+e.lobby, "PIRCAN_HTTP_ADDR=127.0.0.1:0", "PIRCAN_RATE_PER_CALLER=100000",
 		"PIRCAN_REPLY_BURST=1000", "PIRCAN_REPLY_RATE=1000", "PIRCAN_MESSAGES_PER_HOUR=100000")
+	cmd.Env = append(cmd.Env, env...)
 	p := &process{cmd: cmd, logs: &lockedBuffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = p.logs
 	if err := cmd.Start(); err != nil {
@@ -397,4 +401,67 @@ func TestSIGTERMWhileRegistering(t *testing.T) {
 	if err := p.wait(t); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
+}
+
+// SIGKILL while an INBOX is being paced out: the messages whose lines were
+// not written stay unread, and the next INBOX (after a restart) has them.
+func TestSIGKILLMidInboxLosesNoMessage(t *testing.T) {
+	bottest.EachNetwork(t, testSIGKILLMidInboxLosesNoMessage)
+}
+
+func testSIGKILLMidInboxLosesNoMessage(t *testing.T, kind ircnet.Kind) {
+	e := newBotEnv(t, kind)
+	// The spec's pacing, so that the INBOX is still going out at the kill.
+	p := e.startWith(t, "PIRCAN_REPLY_BURST=5", "PIRCAN_REPLY_RATE=2")
+	agents := e.agents(t, "kinbox", 2)
+	a, b := agents[0], agents[1]
+	waitServing(t, a)
+	bID := b.Hello("")
+	a.Hello("")
+	b.Ask(`PIRCAN/1 POLICY {"policy":"auto-accept"}`)
+	if r := a.Ask(`PIRCAN/1 CONTACT {"to":"` + bID + `","purpose":"load"}`); r.Str("status") != "accepted" {
+		t.Fatalf("agreement: %s", r.Raw)
+	}
+	var sent []string
+	for i := range 10 {
+		r := a.Ask(fmt.Sprintf(`PIRCAN/1 SEND {"to":"%s","text":"m%d"}`, bID, i))
+		if r.Verb != "SEND" {
+			t.Fatalf("SEND: %s", r.Raw)
+		}
+		sent = append(sent, r.Str("message_id"))
+	}
+
+	b.Send(`PIRCAN/1 INBOX {"limit":10}`)
+	received := map[string]bool{}
+	for range 5 { // the burst; the rest waits for b's bucket (2 lines/s)
+		r := b.Next()
+		if r.Verb != "MESSAGE" {
+			t.Fatalf("INBOX line: %s", r.Raw)
+		}
+		received[r.Str("message_id")] = true
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+	p.exited <- nil               // for the cleanup
+	for _, m := range b.Drain() { // lines that were on their way at the kill
+		if r, err := bottest.ParseReply(m.Params[len(m.Params)-1]); err == nil && r.Verb == "MESSAGE" {
+			received[r.Str("message_id")] = true
+		}
+	}
+
+	e.start(t)
+	waitServing(t, b)
+	again := map[string]bool{}
+	items, _ := b.AskList(`PIRCAN/1 INBOX {"limit":10}`)
+	for _, it := range bottest.JoinMessages(items) {
+		again[it.Str("message_id")] = true
+	}
+	for _, id := range sent {
+		if !received[id] && !again[id] {
+			t.Errorf("message %s was neither delivered before the kill nor returned after it", id)
+		}
+	}
+	t.Logf("%d messages delivered before SIGKILL, %d returned after the restart", len(received), len(again))
 }

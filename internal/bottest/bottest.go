@@ -447,10 +447,10 @@ func ParseReply(text string) (Reply, error) {
 // current nick. (It reads the nick now: a matcher runs under the client's
 // lock and must not call back into it.)
 func (a *Agent) FromBot() func(ircmsg.Message) bool {
-	me, bot := pircan.FoldNick(a.Nick()), pircan.FoldNick(a.bot.Nick)
+	me, bot := pircan.RFC1459.Fold(a.Nick()), pircan.RFC1459.Fold(a.bot.Nick)
 	return func(m ircmsg.Message) bool {
-		return m.Command == "NOTICE" && pircan.FoldNick(m.Nick()) == bot &&
-			len(m.Params) == 2 && pircan.FoldNick(m.Params[0]) == me
+		return m.Command == "NOTICE" && pircan.RFC1459.Fold(m.Nick()) == bot &&
+			len(m.Params) == 2 && pircan.RFC1459.Fold(m.Params[0]) == me
 	}
 }
 

@@ -82,6 +82,9 @@ type Options struct {
 	// Env is added to start.sh's environment (the daemons inherit it), e.g.
 	// Ergo's ERGO__SECTION__KEY overrides or ERGO_TEMPLATE.
 	Env []string
+	// Casemapping is how the network compares nicks: "ascii" (when empty)
+	// or "rfc1459".
+	Casemapping string
 }
 
 // Start starts a fresh network in dir (created if needed) on random free
@@ -105,6 +108,7 @@ func StartWith(dir string, o Options) (*Network, error) {
 		"IRC_TLS_PORT="+strconv.Itoa(o.TLSPort),
 		"IRC_LINK_PORT="+strconv.Itoa(o.LinkPort),
 		"IRC_WATCH_PID=", // cleared unless requested below
+		"IRC_CASEMAPPING="+o.Casemapping,
 	)
 	if o.Kind == Ergo {
 		bin, err := ErgoBinary()

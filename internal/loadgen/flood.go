@@ -181,7 +181,7 @@ type prober struct {
 }
 
 func (p *prober) handle(botFold string, m ircmsg.Message, at time.Time) {
-	if m.Command != "NOTICE" || len(m.Params) < 2 || pircan.FoldNick(m.Nick()) != botFold {
+	if m.Command != "NOTICE" || len(m.Params) < 2 || pircan.RFC1459.Fold(m.Nick()) != botFold {
 		return
 	}
 	verb, f, ok := parseLine(m.Params[len(m.Params)-1])
@@ -221,7 +221,7 @@ func RunFlood(ctx context.Context, cfg FloodConfig) (*FloodResult, error) {
 	var idb [3]byte
 	_, _ = rand.Read(idb[:])
 	runID := hex.EncodeToString(idb[:])
-	botFold := pircan.FoldNick(cfg.BotNick)
+	botFold := pircan.RFC1459.Fold(cfg.BotNick)
 	res := &FloodResult{Conns: cfg.Conns, Nicks: cfg.Nicks, DurationSeconds: cfg.Duration.Seconds(),
 		WhoamiEveryMs: latency.Millis(cfg.WhoamiEvery), TargetMs: latency.Millis(cfg.Target),
 		GuestReplies: map[string]int64{}}
@@ -285,7 +285,7 @@ func RunFlood(ctx context.Context, cfg FloodConfig) (*FloodResult, error) {
 		}
 		g.start(func(m ircmsg.Message, _ time.Time) {
 			switch {
-			case m.Command == "NOTICE" && len(m.Params) >= 2 && pircan.FoldNick(m.Nick()) == botFold:
+			case m.Command == "NOTICE" && len(m.Params) >= 2 && pircan.RFC1459.Fold(m.Nick()) == botFold:
 				verb, f, _ := parseLine(m.Params[len(m.Params)-1])
 				if verb == "ERROR" {
 					verb += ":" + f.Code

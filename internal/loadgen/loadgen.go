@@ -104,10 +104,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var id [4]byte
 	_, _ = rand.Read(id[:])
 	r := &run{cfg: cfg, tls: tlsConf, runID: hex.EncodeToString(id[:]),
-		botFold: pircan.FoldNick(cfg.BotNick), pending: map[string]*request{}, lostIDs: map[string]bool{},
+		botFold: pircan.RFC1459.Fold(cfg.BotNick), pending: map[string]*request{}, lostIDs: map[string]bool{},
 		stats: map[string]*collector{}}
 	if cfg.Echo.Nick != "" {
-		r.echoFold = pircan.FoldNick(cfg.Echo.Nick)
+		r.echoFold = pircan.RFC1459.Fold(cfg.Echo.Nick)
 	}
 	for _, v := range append(append([]string{}, Verbs...), "accept", floorEcho, floorInfo) {
 		r.stats[v] = newCollector()
@@ -381,7 +381,7 @@ func (r *run) handle(a *agent, m ircmsg.Message, at time.Time) {
 	if m.Command != "NOTICE" || len(m.Params) < 2 {
 		return
 	}
-	from := pircan.FoldNick(m.Nick())
+	from := pircan.RFC1459.Fold(m.Nick())
 	text := m.Params[len(m.Params)-1]
 	switch {
 	case from == r.botFold:

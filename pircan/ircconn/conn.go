@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ergochat/irc-go/ircevent"
@@ -55,7 +56,10 @@ type Config struct {
 
 // Caps PIRCAN asks for. account-tag is required; the rest are used where
 // granted. batch is left out on purpose: irc-go would hold batched lines.
-var wantedCaps = []string{"account-tag", "message-tags", "server-time", "extended-join", "account-notify", "cap-notify"}
+// extended-monitor brings ACCOUNT for nicks on the MONITOR list too, shared
+// channel or not (address.go).
+var wantedCaps = []string{"account-tag", "message-tags", "server-time", "extended-join", "account-notify", "cap-notify",
+	"extended-monitor"}
 
 // EventKind says what an Event reports.
 type EventKind int
@@ -86,6 +90,9 @@ type Event struct {
 	Channel string
 	Text    string
 	At      time.Time
+	// Fresh: the event showed an account on a nick PIRCAN did not know it
+	// on (the moment to deliver what waits for it).
+	Fresh bool
 	// Received is when the transport read the line, on the local clock
 	// (At may be the server's); zero for events built elsewhere.
 	Received time.Time
@@ -100,6 +107,9 @@ type Conn struct {
 	log    zerolog.Logger
 	events *lanes
 	pacer  *Pacer
+	// presence and casemap: who holds which nick, compared how (address.go)
+	presence *Presence
+	casemap  atomic.Int32
 
 	output *outputPolicy
 
@@ -144,10 +154,10 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 		}
 	}
 	c := &Conn{cfg: cfg, log: logger, events: newLanes(cfg.QueueSize), channels: map[string]bool{},
-		joinSent: map[string]bool{}, whoWaits: map[string]*whoWait{}, output: newOutputPolicy(cfg.Pacing)}
-	c.pacer = NewPacer(cfg.Pacing, nil, func(target, line string) error { return c.sendNotices(target, []string{line}) })
+		joinSent: map[string]bool{}, whoWaits: map[string]*whoWait{}, output: newOutputPolicy(cfg.Pacing),
+		presence: NewPresence(nil)}
+	c.pacer = NewPacer(cfg.Pacing, nil, connOutput{c})
 	c.applyOutput(c.output.set(false))
-	c.pacer.SendBatches(c.sendNotices)
 	return c
 }
 
@@ -155,9 +165,6 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 // Lane; Membership and Unidentified are the others). Its consumer must not
 // block for long: the IRC reader waits when it is full.
 func (c *Conn) Events() <-chan Event { return c.events.q[LanePriority] }
-
-// Notice queues NOTICE lines to target through the pacer.
-func (c *Conn) Notice(target string, lines ...string) { c.pacer.Enqueue(target, lines...) }
 
 // Pacer exposes output statistics.
 func (c *Conn) Pacer() *Pacer { return c.pacer }
@@ -169,9 +176,9 @@ func (c *Conn) Invite(nick, channel string) { c.sendRaw("INVITE", nick, channel)
 func (c *Conn) Join(channels ...string) {
 	for _, ch := range channels {
 		c.mu.Lock()
-		again := c.joinSent[pircan.FoldNick(ch)]
+		again := c.joinSent[c.fold(ch)]
 		if c.registered {
-			c.joinSent[pircan.FoldNick(ch)] = true
+			c.joinSent[c.fold(ch)] = true
 		}
 		c.mu.Unlock()
 		if !again {
@@ -188,7 +195,7 @@ func (c *Conn) Part(channel string) {
 
 func (c *Conn) forgetJoin(channel string) {
 	c.mu.Lock()
-	delete(c.joinSent, pircan.FoldNick(channel))
+	delete(c.joinSent, c.fold(channel))
 	c.mu.Unlock()
 }
 
@@ -199,7 +206,7 @@ func (c *Conn) SetModes(channel, modes string) { c.sendRaw("MODE", channel, mode
 func (c *Conn) InChannel(channel string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.channels[pircan.FoldNick(channel)]
+	return c.channels[c.fold(channel)]
 }
 
 // Channels lists the (folded) channels the bot is in.
@@ -217,9 +224,9 @@ func (c *Conn) setInChannel(channel string, in bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if in {
-		c.channels[pircan.FoldNick(channel)] = true
+		c.channels[c.fold(channel)] = true
 	} else {
-		delete(c.channels, pircan.FoldNick(channel))
+		delete(c.channels, c.fold(channel))
 	}
 }
 
@@ -279,7 +286,7 @@ func (c *Conn) sendRaw(command string, params ...string) {
 var errOffline = errors.New("not connected")
 
 // sendNotices writes NOTICE lines to one target in a single write (see
-// Pacer.SendBatches). Each line is built and checked as irc-go would.
+// Pacer.Run). Each line is built and checked as irc-go would.
 func (c *Conn) sendNotices(target string, lines []string) error {
 	irc := c.current()
 	if irc == nil {
@@ -498,6 +505,9 @@ func (c *Conn) setOnline(irc *ircevent.Connection) {
 	}
 	c.joinSent = map[string]bool{}
 	c.mu.Unlock()
+	if irc == nil {
+		c.presence.Clear() // no one seen on the lost connection is known to hold a nick now
+	}
 	c.pacer.SetOnline(irc != nil)
 }
 
@@ -532,6 +542,7 @@ func (c *Conn) prepare(irc *ircevent.Connection) {
 }
 
 func (c *Conn) emit(e Event) {
+	c.track(&e)
 	e.Received = time.Now()
 	if e.At.IsZero() {
 		e.At = e.Received
@@ -542,7 +553,7 @@ func (c *Conn) emit(e Event) {
 // addCallbacks turns server lines into Events. They run on irc-go's read
 // goroutine, so they only parse and enqueue.
 func (c *Conn) addCallbacks(irc guardedIRC, l *link) {
-	self := func(nick string) bool { return pircan.FoldNick(nick) == pircan.FoldNick(irc.CurrentNick()) }
+	self := func(nick string) bool { return c.fold(nick) == c.fold(irc.CurrentNick()) }
 	irc.AddCallback("PRIVMSG", func(m ircmsg.Message) {
 		if len(m.Params) < 2 || self(m.Nick()) {
 			return
@@ -633,6 +644,7 @@ func (c *Conn) addCallbacks(irc guardedIRC, l *link) {
 		}
 		c.log.Warn().Strs("params", m.Params).Msg("server ERROR")
 	})
+	c.monitorCallbacks(func(code string, f func(ircmsg.Message)) { irc.AddCallback(code, f) })
 	irc.AddCallback("354", c.whoReply)
 	irc.AddCallback("315", c.whoEnd)
 	operRefused := func(m ircmsg.Message) {
@@ -721,6 +733,3 @@ func (w logWriter) Write(p []byte) (int, error) {
 	})(ircmsg.Message{})
 	return len(p), nil
 }
-
-// foldTarget is the pacer's key for a nick or channel.
-func foldTarget(t string) string { return pircan.FoldNick(t) }

@@ -63,19 +63,63 @@ func takeReady(t *testing.T, p *Pacer) ([]sent, time.Duration) {
 	return nil, 0
 }
 
-func numbered(prefix string, n int) []string {
-	out := make([]string, n)
+func numbered(prefix string, n int) []Line {
+	out := make([]Line, n)
 	for i := range out {
-		out[i] = fmt.Sprintf("%s%d", prefix, i)
+		out[i] = Line{Text: fmt.Sprintf("%s%d", prefix, i)}
 	}
 	return out
+}
+
+func ls(texts ...string) []Line {
+	out := make([]Line, len(texts))
+	for i, t := range texts {
+		out[i] = Line{Text: t}
+	}
+	return out
+}
+
+// take takes one line as Run would and settles it as written.
+func (p *Pacer) take() (target, line string, wait time.Duration) {
+	r, lines, _, wait := p.takeUpTo(1)
+	if len(lines) == 0 {
+		return "", "", wait
+	}
+	p.settle(r, lines, nil)
+	return r.key, lines[0].Text, 0
+}
+
+// funcOutput is an Output whose writes go to write, every line for key
+// counting as written to the nick key.
+type funcOutput struct {
+	write         func(key string, held bool, lines []string) error
+	hold, release func(key string)
+}
+
+func (o funcOutput) Write(key string, held bool, lines []string) error {
+	if o.write == nil {
+		return nil
+	}
+	return o.write(key, held, lines)
+}
+
+func (o funcOutput) Hold(key string) {
+	if o.hold != nil {
+		o.hold(key)
+	}
+}
+
+func (o funcOutput) Release(key string) {
+	if o.release != nil {
+		o.release(key)
+	}
 }
 
 var testPacing = PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 500}
 
 func newTestPacer(cfg PacerConfig) (*Pacer, *pacerClock) {
 	c := newPacerClock()
-	p := NewPacer(cfg, c.now, func(string, string) error { return nil })
+	p := NewPacer(cfg, c.now, funcOutput{})
 	p.SetOnline(true)
 	return p, c
 }
@@ -187,9 +231,9 @@ func TestPacerRecipientsHaveTheirOwnBuckets(t *testing.T) {
 
 func TestPacerRoundRobin(t *testing.T) {
 	p, _ := newTestPacer(testPacing)
-	p.Enqueue("a", "a0", "a1", "a2")
-	p.Enqueue("b", "b0", "b1", "b2")
-	p.Enqueue("c", "c0", "c1", "c2")
+	p.Enqueue("a", ls("a0", "a1", "a2")...)
+	p.Enqueue("b", ls("b0", "b1", "b2")...)
+	p.Enqueue("c", ls("c0", "c1", "c2")...)
 	got, _ := takeReady(t, p)
 	var lines []string
 	for _, s := range got {
@@ -204,7 +248,7 @@ func TestPacerRoundRobin(t *testing.T) {
 func TestPacerLongListDoesNotDelayOthers(t *testing.T) {
 	p, c := newTestPacer(testPacing)
 	p.Enqueue("A", numbered("a", 50)...)
-	p.Enqueue("B", "b0")
+	p.Enqueue("B", ls("b0")...)
 	var first []sent
 	for range 3 {
 		target, line, _ := p.take()
@@ -217,7 +261,7 @@ func TestPacerLongListDoesNotDelayOthers(t *testing.T) {
 	// A is now in the middle of its list and out of tokens; a reply to C
 	// goes out at once, and another to B as soon as asked.
 	takeReady(t, p)
-	p.Enqueue("C", "c0")
+	p.Enqueue("C", ls("c0")...)
 	target, line, _ := p.take()
 	if target != "C" || line != "c0" {
 		t.Errorf("a new recipient waited behind A's list: took %s:%s", target, line)
@@ -252,7 +296,7 @@ func TestPacerLongListDoesNotDelayOthers(t *testing.T) {
 func TestPacerGlobalCap(t *testing.T) {
 	p, c := newTestPacer(PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 3, GlobalRate: 1, MaxQueued: 500})
 	for i := range 10 {
-		p.Enqueue(fmt.Sprintf("r%d", i), "x", "y")
+		p.Enqueue(fmt.Sprintf("r%d", i), ls("x", "y")...)
 	}
 	got, wait := takeReady(t, p)
 	if len(got) != 3 {
@@ -300,8 +344,8 @@ func TestPacerGlobalCapCountsAllRecipients(t *testing.T) {
 
 func TestPacerOffline(t *testing.T) {
 	c := newPacerClock()
-	p := NewPacer(testPacing, c.now, func(string, string) error { return nil })
-	p.Enqueue("alice", "l0", "l1", "l2")
+	p := NewPacer(testPacing, c.now, funcOutput{})
+	p.Enqueue("alice", ls("l0", "l1", "l2")...)
 	// A new pacer is offline until told.
 	if target, line, wait := p.take(); line != "" || target != "" || wait <= 0 {
 		t.Fatalf("new pacer sent %s:%s before SetOnline(true)", target, line)
@@ -320,14 +364,14 @@ func TestPacerOffline(t *testing.T) {
 	if q, d := p.Stats(); q != 2 || d != 0 {
 		t.Errorf("offline Stats = %d, %d; want 2 queued, 0 dropped", q, d)
 	}
-	p.Enqueue("bob", "b0")
+	p.Enqueue("bob", ls("b0")...)
 	if _, line, _ := p.take(); line != "" {
 		t.Fatalf("offline: took %q after Enqueue", line)
 	}
 	p.SetOnline(true)
 	got, _ := takeReady(t, p)
-	// alice sent last, so it is bob's turn.
-	want := []sent{{"bob", "b0"}, {"alice", "l1"}, {"alice", "l2"}}
+	// Round-robin in turn order: alice's turn came back before bob queued.
+	want := []sent{{"alice", "l1"}, {"bob", "b0"}, {"alice", "l2"}}
 	if !slices.Equal(got, want) {
 		t.Errorf("back online: %v, want %v", got, want)
 	}
@@ -336,15 +380,15 @@ func TestPacerOffline(t *testing.T) {
 func TestPacerMaxQueued(t *testing.T) {
 	p, _ := newTestPacer(PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 3})
 	p.SetOnline(false)
-	p.Enqueue("alice", "l0", "l1", "l2", "l3", "l4")
+	p.Enqueue("alice", ls("l0", "l1", "l2", "l3", "l4")...)
 	if q, d := p.Stats(); q != 3 || d != 2 {
 		t.Fatalf("Stats = %d queued, %d dropped; want 3, 2", q, d)
 	}
-	p.Enqueue("ALICE", "l5")
+	p.Enqueue("alice", ls("l5")...)
 	if q, d := p.Stats(); q != 3 || d != 3 {
-		t.Fatalf("Stats = %d, %d; want 3, 3 (same recipient, case-folded)", q, d)
+		t.Fatalf("Stats = %d, %d; want 3, 3 (same recipient)", q, d)
 	}
-	p.Enqueue("bob", "b0", "b1")
+	p.Enqueue("bob", ls("b0", "b1")...)
 	if q, d := p.Stats(); q != 5 || d != 3 {
 		t.Fatalf("Stats = %d, %d; want 5, 3 (bob has his own queue)", q, d)
 	}
@@ -352,14 +396,14 @@ func TestPacerMaxQueued(t *testing.T) {
 	if _, line, _ := p.take(); line != "l0" {
 		t.Fatalf("took %q, want l0 (the oldest lines are kept)", line)
 	}
-	p.Enqueue("alice", "l6", "l7")
+	p.Enqueue("alice", ls("l6", "l7")...)
 	if q, d := p.Stats(); q != 4+1 || d != 4 {
 		t.Fatalf("Stats = %d, %d; want 5, 4 (one slot was free)", q, d)
 	}
 	got, _ := takeReady(t, p)
 	var alice []string
 	for _, s := range got {
-		if s.target == "ALICE" || s.target == "alice" {
+		if s.target == "alice" {
 			alice = append(alice, s.line)
 		}
 	}
@@ -368,20 +412,6 @@ func TestPacerMaxQueued(t *testing.T) {
 	}
 	if _, d := p.Stats(); d != 4 {
 		t.Errorf("dropped count changed to %d after sending", d)
-	}
-}
-
-// A recipient's queue is keyed by its folded nick; lines go to the latest
-// spelling, and the spellings share one bucket.
-func TestPacerFoldsTargets(t *testing.T) {
-	p, _ := newTestPacer(testPacing)
-	p.Enqueue("Al[i]ce", "1", "2")
-	p.Enqueue("al{i}ce", "3", "4")
-	p.Enqueue("AL[I]CE", "5", "6")
-	got, _ := takeReady(t, p)
-	want := []sent{{"AL[I]CE", "1"}, {"AL[I]CE", "2"}, {"AL[I]CE", "3"}, {"AL[I]CE", "4"}, {"AL[I]CE", "5"}}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %v, want %v", got, want)
 	}
 }
 
@@ -396,22 +426,80 @@ func TestPacerEnqueueNothing(t *testing.T) {
 	}
 }
 
-func TestPacerPutBack(t *testing.T) {
+// A write that fails (connection lost) or cannot tell yet puts its lines
+// back first, in order; a recipient that is gone loses its whole queue, and
+// each line's Done hears its fate once.
+func TestPacerFailedWrites(t *testing.T) {
 	p, c := newTestPacer(testPacing)
-	p.Enqueue("alice", "l0", "l1")
-	target, line, _ := p.take()
-	p.putBack(target, line)
-	if _, line2, _ := p.take(); line2 != "l0" {
-		t.Fatalf("after putBack took %q, want l0 again", line2)
+	var fates []string
+	line := func(text string) Line {
+		return Line{Text: text, Done: func(ok bool) { fates = append(fates, fmt.Sprintf("%s:%v", text, ok)) }}
 	}
-	p.take() // l1: alice's queue is now empty and out of the ring
-	p.putBack("alice", "l1")
-	if q, _ := p.Stats(); q != 1 {
-		t.Fatalf("Stats queued = %d after putting back into an empty queue, want 1", q)
+	p.Enqueue("alice", line("l0"), line("l1"))
+	r, lines, _, _ := p.takeUpTo(5)
+	p.settle(r, lines, errors.New("connection lost"))
+	if q, _ := p.Stats(); q != 2 || len(fates) != 0 {
+		t.Fatalf("after a lost connection: %d queued, fates %v; want 2, none", q, fates)
 	}
+	p.SetOnline(true)
 	c.advance(time.Second)
-	if _, line, _ := p.take(); line != "l1" {
-		t.Errorf("the put-back line was not sent again: took %q", line)
+	r, lines, _, _ = p.takeUpTo(1)
+	if lines[0].Text != "l0" {
+		t.Fatalf("after the failure took %q, want l0 again", lines[0].Text)
+	}
+	p.settle(r, lines, ErrNotYet)
+	if got, _ := takeReady(t, p); len(got) != 0 {
+		t.Fatalf("took %v at once after ErrNotYet; want a short wait", got)
+	}
+	c.advance(notYetRetry)
+	if got, _ := takeReady(t, p); !slices.Equal(got, []sent{{"alice", "l0"}, {"alice", "l1"}}) {
+		t.Fatalf("after the retry wait: %v", got)
+	}
+	if !slices.Equal(fates, []string{"l0:true", "l1:true"}) {
+		t.Fatalf("fates %v", fates)
+	}
+	// Unconfirmed for too long: dropped, never sent unconfirmed.
+	fates = nil
+	p.Enqueue("carol", line("c0"))
+	for range 1000 {
+		r, lines, _, _ = p.takeUpTo(1)
+		if r == nil {
+			c.advance(notYetRetry)
+			continue
+		}
+		p.settle(r, lines, ErrNotYet)
+		if len(fates) > 0 {
+			break
+		}
+	}
+	if !slices.Equal(fates, []string{"c0:false"}) || p.Departed() != 1 {
+		t.Fatalf("after %v of ErrNotYet: fates %v, departed %d", notYetPatience, fates, p.Departed())
+	}
+	// No room on the MONITOR list: it waits longer (others' lists free
+	// entries), but not forever.
+	fates = nil
+	p.Enqueue("dave", line("d0"))
+	start := c.now()
+	for len(fates) == 0 && c.now().Sub(start) < time.Hour {
+		r, lines, _, _ = p.takeUpTo(1)
+		if r == nil {
+			c.advance(noRoomRetry)
+			continue
+		}
+		p.settle(r, lines, ErrNoRoom)
+	}
+	if waited := c.now().Sub(start); !slices.Equal(fates, []string{"d0:false"}) || waited < noRoomPatience || waited > noRoomPatience+time.Second {
+		t.Fatalf("no room: fates %v after %v", fates, waited)
+	}
+	fates = nil
+	p.Enqueue("bob", line("b0"), line("b1"), line("b2"))
+	r, lines, _, _ = p.takeUpTo(1)
+	p.settle(r, lines, ErrGone)
+	if q, d := p.Stats(); q != 0 || d != 0 || p.Departed() != 5 {
+		t.Errorf("after ErrGone: %d queued, %d dropped, %d departed; want 0, 0, 1+1+3", q, d, p.Departed())
+	}
+	if !slices.Equal(fates, []string{"b0:false", "b1:false", "b2:false"}) {
+		t.Errorf("fates %v", fates)
 	}
 }
 
@@ -419,7 +507,7 @@ func TestPacerPutBack(t *testing.T) {
 // must not leave an empty queue in the ring for take to index.
 func TestPacerZeroMaxQueued(t *testing.T) {
 	p, _ := newTestPacer(PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50})
-	p.Enqueue("alice", "x")
+	p.Enqueue("alice", ls("x")...)
 	queued, dropped := p.Stats()
 	if queued+dropped != 1 {
 		t.Errorf("Stats = %d queued, %d dropped for one line", queued, dropped)
@@ -438,8 +526,9 @@ func TestPacerZeroMaxQueued(t *testing.T) {
 }
 
 // Run, in a synctest bubble (fake time, and synctest.Wait to let it run as
-// far as it can): it paces with the real clock functions, retries a line
-// whose send failed first, stays quiet while offline, and stops with ctx.
+// far as it can): it paces with the real clock functions, sends what a
+// bucket allows in one write, retries a write that failed, stays quiet
+// while offline, and stops with ctx.
 func TestPacerRunSendsAndRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
@@ -448,23 +537,23 @@ func TestPacerRunSendsAndRetries(t *testing.T) {
 		failed := false
 		start := time.Now()
 		p := NewPacer(PacerConfig{Burst: 2, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 500}, nil,
-			func(target, line string) error {
+			funcOutput{write: func(key string, _ bool, lines []string) error {
 				mu.Lock()
 				defer mu.Unlock()
-				attempts = append(attempts, target+":"+line)
-				if line == "l1" && !failed {
+				attempts = append(attempts, key+":"+strings.Join(lines, ","))
+				if !failed {
 					failed = true
 					return errors.New("connection lost")
 				}
 				delivered = append(delivered, time.Since(start))
 				return nil
-			})
+			}})
 		snapshot := func() []string {
 			mu.Lock()
 			defer mu.Unlock()
 			return slices.Clone(attempts)
 		}
-		p.Enqueue("alice", "l0", "l1", "l2", "l3", "l4")
+		p.Enqueue("alice", ls("l0", "l1", "l2", "l3", "l4")...)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { p.Run(ctx); close(done) }()
@@ -475,9 +564,9 @@ func TestPacerRunSendsAndRetries(t *testing.T) {
 		}
 		p.SetOnline(true)
 		synctest.Wait()
-		// l0 sent, l1 failed: the pacer went offline with l1 kept first.
-		if a := snapshot(); !slices.Equal(a, []string{"alice:l0", "alice:l1"}) {
-			t.Fatalf("attempts %v, want l0 then the failing l1", a)
+		// The burst of two failed: the pacer went offline with both kept first.
+		if a := snapshot(); !slices.Equal(a, []string{"alice:l0,l1"}) {
+			t.Fatalf("attempts %v, want the failing l0,l1", a)
 		}
 		p.mu.Lock()
 		online := p.online
@@ -485,27 +574,26 @@ func TestPacerRunSendsAndRetries(t *testing.T) {
 		if online {
 			t.Errorf("still online after a failed send")
 		}
-		if q, _ := p.Stats(); q != 4 {
-			t.Errorf("queued %d after the failed send, want 4", q)
+		if q, _ := p.Stats(); q != 5 {
+			t.Errorf("queued %d after the failed send, want 5", q)
 		}
 		time.Sleep(time.Hour) // fake time: nothing is sent while offline
-		if a := snapshot(); len(a) != 2 {
+		if a := snapshot(); len(a) != 1 {
 			t.Fatalf("sent while offline: %v", a)
 		}
 		p.SetOnline(true)
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
-		want := []string{"alice:l0", "alice:l1", "alice:l1", "alice:l2", "alice:l3", "alice:l4"}
+		want := []string{"alice:l0,l1", "alice:l0,l1", "alice:l2", "alice:l3", "alice:l4"}
 		if a := snapshot(); !slices.Equal(a, want) {
 			t.Fatalf("attempts %v, want %v", a, want)
 		}
-		// Paced: after the failure (which spent a token) the bucket had
-		// refilled during the hour offline, so l1 and l2 go at once, then
-		// l3 and l4 at 2 lines/s.
+		// Paced: the bucket refilled during the hour offline, so l0 and l1
+		// go at once, then one line per refill at 2 lines/s.
 		mu.Lock()
 		got := slices.Clone(delivered)
 		mu.Unlock()
-		wantAt := []time.Duration{0, time.Hour, time.Hour, time.Hour + 500*time.Millisecond, time.Hour + time.Second}
+		wantAt := []time.Duration{time.Hour, time.Hour + 500*time.Millisecond, time.Hour + time.Second, time.Hour + 1500*time.Millisecond}
 		if !slices.Equal(got, wantAt) {
 			t.Errorf("delivered at %v, want %v", got, wantAt)
 		}
@@ -518,22 +606,33 @@ func TestPacerRunSendsAndRetries(t *testing.T) {
 // bucket allows at once (the burst), then one per refill.
 func TestPacerBatches(t *testing.T) {
 	c := &fakeClock{t: time.Unix(1_000_000, 0)}
-	p := NewPacer(PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 500}, c.now, nil)
+	p := NewPacer(PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 500}, c.now, funcOutput{})
 	p.SetOnline(true)
-	p.Enqueue("alice", "a0", "a1", "a2", "a3", "a4", "a5", "a6")
-	p.Enqueue("bob", "b0")
-	target, lines, _ := p.takeUpTo(5)
-	if target != "alice" || strings.Join(lines, ",") != "a0,a1,a2,a3,a4" {
+	p.Enqueue("alice", ls("a0", "a1", "a2", "a3", "a4", "a5", "a6")...)
+	p.Enqueue("bob", ls("b0")...)
+	batch := func() (string, string, time.Duration) {
+		r, lines, _, wait := p.takeUpTo(5)
+		if r == nil {
+			return "", "", wait
+		}
+		p.settle(r, lines, nil)
+		var texts []string
+		for _, l := range lines {
+			texts = append(texts, l.Text)
+		}
+		return r.key, strings.Join(texts, ","), wait
+	}
+	if target, lines, _ := batch(); target != "alice" || lines != "a0,a1,a2,a3,a4" {
 		t.Fatalf("first batch: %s %v", target, lines)
 	}
-	if target, lines, _ = p.takeUpTo(5); target != "bob" || len(lines) != 1 {
+	if target, lines, _ := batch(); target != "bob" || lines != "b0" {
 		t.Fatalf("bob's turn: %s %v", target, lines)
 	}
-	if _, lines, wait := p.takeUpTo(5); len(lines) != 0 || wait != 500*time.Millisecond {
+	if _, lines, wait := batch(); lines != "" || wait != 500*time.Millisecond {
 		t.Fatalf("alice's bucket is empty: %v, wait %v", lines, wait)
 	}
 	c.t = c.t.Add(time.Second) // two tokens back
-	if _, lines, _ = p.takeUpTo(5); strings.Join(lines, ",") != "a5,a6" {
+	if _, lines, _ := batch(); lines != "a5,a6" {
 		t.Fatalf("after a second: %v", lines)
 	}
 }

@@ -317,7 +317,7 @@ func (l *link) addRegistration(irc guardedIRC) {
 		l.fail(refuse("logged out of services account %q (901)", cfg.SASLAccount))
 	})
 	irc.AddCallback("433", func(m ircmsg.Message) {
-		if len(m.Params) >= 2 && fold(m.Params[1]) == fold(cfg.Nick) {
+		if len(m.Params) >= 2 && l.c.fold(m.Params[1]) == l.c.fold(cfg.Nick) {
 			l.mu.Lock()
 			l.nickLost = true
 			l.mu.Unlock()
@@ -331,6 +331,8 @@ func (l *link) addRegistration(irc guardedIRC) {
 	})
 	// After irc-go's own end-of-registration handler (it prepends its own).
 	irc.AddConnectCallback(l.guard(func(ircmsg.Message) {
+		// ISUPPORT is complete by the end of MOTD: nicks compare by it from here on.
+		l.c.setCasemap(irc.ISupport())
 		select {
 		case <-l.registered:
 		default:
@@ -340,10 +342,8 @@ func (l *link) addRegistration(irc guardedIRC) {
 }
 
 func (l *link) ownAccount(account string) bool {
-	return account != "" && account != "*" && fold(account) == fold(l.c.cfg.SASLAccount)
+	return account != "" && account != "*" && pircan.FoldAccount(account) == pircan.FoldAccount(l.c.cfg.SASLAccount)
 }
-
-func fold(s string) string { return pircan.FoldNick(s) }
 
 func lastParam(m ircmsg.Message) string {
 	if len(m.Params) == 0 {
@@ -544,7 +544,7 @@ func (l *link) checkNick(ctx context.Context) error {
 	nickLost := l.nickLost
 	l.mu.Unlock()
 	now := l.irc.CurrentNick()
-	if fold(now) == fold(cfg.Nick) {
+	if l.c.fold(now) == l.c.fold(cfg.Nick) {
 		return nil
 	}
 	if !nickLost {
@@ -587,7 +587,7 @@ func (l *link) checkNick(ctx context.Context) error {
 // ownNick runs when the server says the bot's nick changed.
 func (l *link) ownNick(now string) {
 	stage, _ := l.current()
-	mine := fold(now) == fold(l.c.cfg.Nick)
+	mine := l.c.fold(now) == l.c.fold(l.c.cfg.Nick)
 	switch {
 	case mine && stage == "reclaim":
 		l.reclaimOne.Do(func() { close(l.reclaimed) })

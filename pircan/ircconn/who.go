@@ -39,7 +39,7 @@ func (c *Conn) WhoAccount(ctx context.Context, nick string) (account string, onl
 	c.whoMu.Lock()
 	c.whoSeq = c.whoSeq%899 + 1
 	token := strconv.Itoa(100 + c.whoSeq)
-	w := &whoWait{nick: pircan.FoldNick(nick), result: make(chan whoResult, 1)}
+	w := &whoWait{nick: c.fold(nick), result: make(chan whoResult, 1)}
 	c.whoWaits[token] = w
 	c.whoMu.Unlock()
 	defer func() {
@@ -89,7 +89,7 @@ func (c *Conn) whoEnd(m ircmsg.Message) {
 	if len(m.Params) < 2 {
 		return
 	}
-	mask := pircan.FoldNick(m.Params[1])
+	mask := c.fold(m.Params[1])
 	c.whoMu.Lock()
 	defer c.whoMu.Unlock()
 	for _, w := range c.whoWaits {

@@ -10,65 +10,6 @@ import (
 	"time"
 )
 
-const claimUnread = `-- name: ClaimUnread :many
-WITH claimed AS (
-    UPDATE messages m SET read_at = now()
-    WHERE m.id IN (SELECT u.id FROM messages u WHERE u.recipient = $1 AND u.read_at IS NULL
-                   ORDER BY u.created_at, u.id LIMIT $2 FOR UPDATE SKIP LOCKED)
-    RETURNING m.id, m.sender, m.agreement_id, m.conversation_id, m.hop, m.text, m.created_at
-)
-SELECT c.id, c.sender, a.name AS sender_name, c.agreement_id, c.conversation_id, c.hop, c.text, c.created_at
-FROM claimed c JOIN agents a ON a.id = c.sender
-ORDER BY c.created_at, c.id
-`
-
-type ClaimUnreadParams struct {
-	Recipient string
-	Lim       int32
-}
-
-type ClaimUnreadRow struct {
-	ID             string
-	Sender         string
-	SenderName     string
-	AgreementID    string
-	ConversationID string
-	Hop            int32
-	Text           string
-	CreatedAt      time.Time
-}
-
-// Marks exactly the returned messages read; SKIP LOCKED lets a concurrent
-// INBOX of the same agent take the next ones instead of the same ones.
-func (q *Queries) ClaimUnread(ctx context.Context, arg ClaimUnreadParams) ([]ClaimUnreadRow, error) {
-	rows, err := q.db.Query(ctx, claimUnread, arg.Recipient, arg.Lim)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ClaimUnreadRow{}
-	for rows.Next() {
-		var i ClaimUnreadRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Sender,
-			&i.SenderName,
-			&i.AgreementID,
-			&i.ConversationID,
-			&i.Hop,
-			&i.Text,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const countConversationLastHour = `-- name: CountConversationLastHour :one
 SELECT count(*) FROM messages WHERE conversation_id = $1 AND created_at > now() - interval '1 hour'
 `
@@ -102,6 +43,23 @@ SELECT count(*) FROM messages WHERE recipient = $1 AND read_at IS NULL
 
 func (q *Queries) CountUnread(ctx context.Context, recipient string) (int64, error) {
 	row := q.db.QueryRow(ctx, countUnread, recipient)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const countUnreadExcept = `-- name: CountUnreadExcept :one
+SELECT count(*) FROM messages
+WHERE recipient = $1 AND read_at IS NULL AND NOT (id = ANY (coalesce($2::uuid[], '{}')))
+`
+
+type CountUnreadExceptParams struct {
+	Recipient string
+	Skip      []string
+}
+
+func (q *Queries) CountUnreadExcept(ctx context.Context, arg CountUnreadExceptParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countUnreadExcept, arg.Recipient, arg.Skip)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -169,6 +127,38 @@ func (q *Queries) LockMessageAgreement(ctx context.Context, arg LockMessageAgree
 	return id, err
 }
 
+const markRead = `-- name: MarkRead :many
+UPDATE messages SET read_at = now()
+WHERE recipient = $1 AND id = ANY ($2::uuid[]) AND read_at IS NULL
+RETURNING id
+`
+
+type MarkReadParams struct {
+	Recipient string
+	Ids       []string
+}
+
+// Idempotent: only messages still unread are marked, and returned.
+func (q *Queries) MarkRead(ctx context.Context, arg MarkReadParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, markRead, arg.Recipient, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageForReply = `-- name: MessageForReply :one
 SELECT id, sender, recipient, conversation_id, hop FROM messages WHERE id = $1
 `
@@ -192,4 +182,60 @@ func (q *Queries) MessageForReply(ctx context.Context, id string) (MessageForRep
 		&i.Hop,
 	)
 	return i, err
+}
+
+const peekUnread = `-- name: PeekUnread :many
+SELECT m.id, m.sender, a.name AS sender_name, m.agreement_id, m.conversation_id, m.hop, m.text, m.created_at
+FROM messages m JOIN agents a ON a.id = m.sender
+WHERE m.recipient = $1 AND m.read_at IS NULL AND NOT (m.id = ANY (coalesce($2::uuid[], '{}')))
+ORDER BY m.created_at, m.id
+LIMIT $3
+`
+
+type PeekUnreadParams struct {
+	Recipient string
+	Skip      []string
+	Lim       int32
+}
+
+type PeekUnreadRow struct {
+	ID             string
+	Sender         string
+	SenderName     string
+	AgreementID    string
+	ConversationID string
+	Hop            int32
+	Text           string
+	CreatedAt      time.Time
+}
+
+// The oldest unread messages not in skip (those in flight to the reader),
+// unchanged: a message is marked read only once delivered (MarkRead).
+func (q *Queries) PeekUnread(ctx context.Context, arg PeekUnreadParams) ([]PeekUnreadRow, error) {
+	rows, err := q.db.Query(ctx, peekUnread, arg.Recipient, arg.Skip, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PeekUnreadRow{}
+	for rows.Next() {
+		var i PeekUnreadRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Sender,
+			&i.SenderName,
+			&i.AgreementID,
+			&i.ConversationID,
+			&i.Hop,
+			&i.Text,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -1,0 +1,158 @@
+package pircan
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// inflightTTL bounds how long a message handed out by INBOX is held back
+// from the next INBOX while it waits for its delivery to be known: longer
+// than any queue waits (MaxQueued lines at 2/s), and a safety net should a
+// caller never report a fate.
+const inflightTTL = 5 * time.Minute
+
+// reads tracks INBOX messages between being returned and being marked
+// read. A message is marked read only when all its lines were handed to
+// the connection for the account that asked (Reply.Done); until its fate
+// is known it is in flight, and a second INBOX skips it rather than
+// returning it twice. A message whose lines were dropped stays unread and
+// comes back in the next INBOX.
+type reads struct {
+	store Store
+	log   zerolog.Logger
+	now   func() time.Time
+
+	mu       sync.Mutex
+	inflight map[string]map[string]time.Time // agent → message → handed out at
+	toMark   map[string]*pendingReads        // agent → delivered, not marked yet
+	marking  bool
+	idle     *sync.Cond // signalled when marking stops (tests)
+}
+
+type pendingReads struct {
+	actor Actor
+	ids   []string
+}
+
+func newReads(st Store, log zerolog.Logger, now func() time.Time) *reads {
+	r := &reads{store: st, log: log, now: now, inflight: map[string]map[string]time.Time{},
+		toMark: map[string]*pendingReads{}}
+	r.idle = sync.NewCond(&r.mu)
+	return r
+}
+
+// skip lists agent's messages in flight (and forgets expired ones).
+func (r *reads) skip(agent string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for id, at := range r.inflight[agent] {
+		if r.now().Sub(at) > inflightTTL {
+			delete(r.inflight[agent], id)
+			continue
+		}
+		out = append(out, id)
+	}
+	if len(r.inflight[agent]) == 0 {
+		delete(r.inflight, agent)
+	}
+	return out
+}
+
+// handOut records message id as in flight to actor and returns the hook
+// for its n reply lines: once all n have reported, the message is marked
+// read if every line was delivered, else released to be returned again.
+func (r *reads) handOut(actor Actor, id string, n int) func(delivered bool) {
+	r.mu.Lock()
+	if r.inflight[actor.AgentID] == nil {
+		r.inflight[actor.AgentID] = map[string]time.Time{}
+	}
+	r.inflight[actor.AgentID][id] = r.now()
+	r.mu.Unlock()
+	var mu sync.Mutex
+	left, all := n, true
+	return func(delivered bool) {
+		mu.Lock()
+		left--
+		all = all && delivered
+		last, ok := left == 0, all
+		mu.Unlock()
+		if last {
+			r.settled(actor, id, ok)
+		}
+	}
+}
+
+func (r *reads) settled(actor Actor, id string, delivered bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !delivered {
+		r.release(actor.AgentID, []string{id})
+		return
+	}
+	p := r.toMark[actor.AgentID]
+	if p == nil {
+		p = &pendingReads{actor: actor}
+		r.toMark[actor.AgentID] = p
+	}
+	p.ids = append(p.ids, id)
+	if !r.marking {
+		r.marking = true
+		go r.mark()
+	}
+}
+
+// mark writes what was delivered, one UPDATE per agent for everything
+// delivered meanwhile: the hooks run on the pacer's goroutine and must not
+// wait for the database.
+func (r *reads) mark() {
+	for {
+		r.mu.Lock()
+		batch := r.toMark
+		r.toMark = map[string]*pendingReads{}
+		if len(batch) == 0 {
+			r.marking = false
+			r.idle.Broadcast()
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		for agent, p := range batch {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := r.store.MarkRead(ctx, p.actor, p.ids)
+			cancel()
+			if err != nil {
+				// Not lost: unread, the messages come back in the next INBOX.
+				r.log.Warn().Err(err).Str("agent", agent).Int("messages", len(p.ids)).Msg("delivered messages not marked read")
+			}
+			r.mu.Lock()
+			r.release(agent, p.ids)
+			r.mu.Unlock()
+		}
+	}
+}
+
+func (r *reads) release(agent string, ids []string) {
+	for _, id := range ids {
+		delete(r.inflight[agent], id)
+	}
+	if len(r.inflight[agent]) == 0 {
+		delete(r.inflight, agent)
+	}
+}
+
+// wait blocks until every delivered message reported so far is marked.
+func (r *reads) wait() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.marking {
+		r.idle.Wait()
+	}
+}
+
+// WaitReads blocks until every INBOX message reported delivered so far is
+// marked read (shutdown, and tests).
+func (s *Service) WaitReads() { s.reads.wait() }
