@@ -267,12 +267,12 @@ func newWelcomeGate(now func() time.Time) *welcomeGate {
 		network: rate.NewLimiter(welcomeNetworkRate, welcomeNetworkBurst)}
 }
 
-// admit decides for nick joining from origin (user@host; "" if unknown).
-func (g *welcomeGate) admit(nick, origin string, identified bool) WelcomeOutcome {
+// admit decides for the nick keyed key (Sender.NickKey) joining from
+// origin (user@host; "" if unknown).
+func (g *welcomeGate) admit(key, origin string, identified bool) WelcomeOutcome {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()
-	key := nick // the caller passes Sender.NickKey()
 	if _, ok := g.nicks.Get(key, now); ok {
 		return WelcomeRepeat
 	}

@@ -370,7 +370,7 @@ func TestWelcomeOncePerNickPerHour(t *testing.T) {
 	g := newWelcomeGate(c.now)
 	expect := func(nick, origin string, want WelcomeOutcome) {
 		t.Helper()
-		if got := g.admit(nick, origin, true); got != want {
+		if got := g.admit(Sender{Nick: nick, Casemap: RFC1459}.NickKey(), origin, true); got != want {
 			t.Fatalf("%s at %v: %v, want %v", nick, c.now().Sub(t0), got, want)
 		}
 	}
