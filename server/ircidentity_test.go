@@ -150,6 +150,11 @@ func testOperRefusedKeepsOrdinaryCap(t *testing.T, kind ircnet.Kind) {
 	if r := a.Ask(`PIRCAN/1 ECHO {"id":"y"}`); r.Str("re") != "y" {
 		t.Fatalf("ECHO: %s", r.Raw)
 	}
+	// On the same connection: both servers answer a wrong oper password
+	// with 491 alone, and PIRCAN does not leave over it.
+	if n := bot.Conn().Reconnects(); n != 0 {
+		t.Fatalf("%d reconnects after the refused OPER", n)
+	}
 }
 
 // scriptedBot runs a bot against a scripted IRC server, with its HTTP face.
