@@ -82,7 +82,12 @@ func noPrivateLines(t *testing.T, a *bottest.Agent, label string) {
 // `vic{1` asks something: the victim's lines stay the victim's.
 func TestRepliesFollowTheServersCasemapping(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{Limits: raised()}) // the spec's pacing
+	bottest.EachNetwork(t, testRepliesFollowTheServersCasemapping)
+}
+
+func testRepliesFollowTheServersCasemapping(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind, Limits: raised()}) // the spec's pacing
 	if got := bot.Conn().Casemap(); got != pircan.ASCII {
 		t.Fatalf("bot reads CASEMAPPING %s, the network announces ascii", got)
 	}
@@ -126,7 +131,12 @@ func TestRepliesFollowTheServersCasemapping(t *testing.T) {
 // and stays unread for the victim's next INBOX.
 func TestInboxNotDeliveredToTheNextHolderOfTheNick(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{Limits: raised()})
+	bottest.EachNetwork(t, testInboxNotDeliveredToTheNextHolderOfTheNick)
+}
+
+func testInboxNotDeliveredToTheNextHolderOfTheNick(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind, Limits: raised()})
 	victim, sent := inboxOfText(t, bot, "vic", 10, 200) // 21 lines: ~8 s at 2 lines/s
 	nick, account := victim.Nick(), victim.Account
 	departedBefore := bot.Conn().Pacer().Departed()
@@ -214,7 +224,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // On a network that announces CASEMAPPING=rfc1459, `g[1` and `G{1` are one
 // nick, and the bot counts them as one caller: a guest that renames itself
-// so does not get a fresh per-nick request window.
+// so does not get a fresh per-nick request window. InspIRCd only: the
+// IRC_CASEMAPPING option is dev/ircnet's, and Ergo has no rfc1459 mapping.
 func TestRFC1459NetworkFoldsBrackets(t *testing.T) {
 	t.Parallel()
 	n, err := ircnet.StartWith(t.TempDir(), ircnet.Options{WatchPID: os.Getpid(), Casemapping: "rfc1459"})
@@ -244,7 +255,12 @@ func TestRFC1459NetworkFoldsBrackets(t *testing.T) {
 // reads the other's INBOX.
 func TestAccountsDifferingInBracketsAreTwoAgents(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{Limits: raised(), Pacing: bottest.FastPacing})
+	bottest.EachNetwork(t, testAccountsDifferingInBracketsAreTwoAgents)
+}
+
+func testAccountsDifferingInBracketsAreTwoAgents(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind, Limits: raised(), Pacing: bottest.FastPacing})
 	victim, sent := inboxOf(t, bot, "acc[", 2)
 	twin := strings.Replace(victim.Nick(), "[", "{", 1)
 	c, err := bot.Net.DialAgent(t.Context(), twin, "pw-"+twin)
@@ -266,7 +282,9 @@ func TestAccountsDifferingInBracketsAreTwoAgents(t *testing.T) {
 // The victim logs out of NickServ while its INBOX is paced out, sharing no
 // channel with the bot: the bot hears the ACCOUNT * through MONITOR
 // (extended-monitor) and writes no more of the account's lines to the
-// nick; what was not written stays unread for the account.
+// nick; what was not written stays unread for the account. InspIRCd only:
+// Ergo's NickServ has no LOGOUT, and its UNREGISTER disconnects the client
+// (the case of TestInboxNotDeliveredToTheNextHolderOfTheNick).
 func TestInboxStopsAtLogout(t *testing.T) {
 	t.Parallel()
 	bot := bottest.Start(t, bottest.Options{Limits: raised()})
@@ -300,7 +318,12 @@ func TestInboxStopsAtLogout(t *testing.T) {
 // return them twice.
 func TestInboxTwiceInARow(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{Limits: raised()}) // the spec's pacing: the first takes seconds
+	bottest.EachNetwork(t, testInboxTwiceInARow)
+}
+
+func testInboxTwiceInARow(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind, Limits: raised()}) // the spec's pacing: the first takes seconds
 	victim, sent := inboxOf(t, bot, "twice", 10)
 	victim.Send(`PIRCAN/1 INBOX {"limit":10}`)
 	victim.Send(`PIRCAN/1 INBOX {"limit":10}`)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,32 +23,68 @@ import (
 )
 
 // Another client holds PIRCAN's nick when it comes up (as after a crash):
-// PIRCAN reclaims it through NickServ (Anope RECOVER) and serves under it.
+// PIRCAN reclaims it through NickServ and serves under it. On Anope,
+// RECOVER renames the other client; on Ergo, GHOST
+// (PIRCAN_NICK_RECLAIM=ghost) disconnects it.
 func TestReclaimsItsNick(t *testing.T) {
+	t.Parallel()
+	bottest.EachNetwork(t, testReclaimsItsNick)
+}
+
+func testReclaimsItsNick(t *testing.T, kind ircnet.Kind) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	o := bottest.Options{Kind: kind}
+	if kind == ircnet.Ergo {
+		// Ergo's NickServ GHOST exists only with nick reservation on, which
+		// the shared test network turns off. "optional" enforces nothing (as
+		// Anope's network without killprotect), so a client without the
+		// account can still sit on the nick; without
+		// force-nick-equals-account, the bot registers under another nick
+		// from which it can send the GHOST.
+		n, err := ircnet.StartWith(t.TempDir(), ircnet.Options{Kind: kind, WatchPID: os.Getpid(), Env: []string{
+			"ERGO__ACCOUNTS__NICK_RESERVATION__ENABLED=true",
+			"ERGO__ACCOUNTS__NICK_RESERVATION__METHOD=optional",
+			"ERGO__ACCOUNTS__NICK_RESERVATION__FORCE_NICK_EQUALS_ACCOUNT=false",
+		}})
+		must(t, err)
+		t.Cleanup(func() { _ = n.Stop() })
+		o.Net = n
+		o.Transport = func(c *ircconn.Config) { c.NickReclaim = ircconn.ReclaimGhost }
+	}
 	var squatter *ircnet.Client
-	bot := bottest.Start(t, bottest.Options{BeforeStart: func(nick string) {
-		c, err := bottest.Network(t).Dial(ctx, nick)
+	o.BeforeStart = func(nick string) {
+		n := o.Net
+		if n == nil {
+			n = bottest.NetworkOf(t, kind)
+		}
+		c, err := n.Dial(ctx, nick)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = c.Close() })
 		squatter = c
-	}})
+	}
+	bot := bottest.Start(t, o)
 	// Serving means under its own nick (the transport refuses any other).
 	a := bot.Agents(t, "reclaim", 1)[0]
 	if r := a.Ask(`PIRCAN/1 ECHO {"id":"x"}`); r.Str("re") != "x" {
 		t.Fatalf("ECHO: %s", r.Raw)
 	}
-	// Services moved the other client off the nick.
-	if _, err := squatter.Expect(ctx, func(m ircmsg.Message) bool {
+	// Services moved the other client off the nick, or (GHOST) off the network.
+	moved := func(m ircmsg.Message) bool {
 		return m.Command == "NICK" && len(m.Params) > 0 && pircan.RFC1459.Fold(m.Params[0]) != pircan.RFC1459.Fold(bot.Nick)
-	}); err != nil {
+	}
+	if kind == ircnet.Ergo {
+		moved = func(m ircmsg.Message) bool {
+			return m.Command == "ERROR" && len(m.Params) > 0 && strings.Contains(m.Params[0], "GHOSTed")
+		}
+	}
+	if _, err := squatter.Expect(ctx, moved); err != nil {
 		t.Fatalf("the other client kept the nick: %v", err)
 	}
-	if strings.EqualFold(squatter.Nick(), bot.Nick) {
+	if kind != ircnet.Ergo && strings.EqualFold(squatter.Nick(), bot.Nick) {
 		t.Fatalf("the other client is still %s", squatter.Nick())
 	}
 }
@@ -56,19 +93,24 @@ func TestReclaimsItsNick(t *testing.T) {
 // turns not ready and says why; once the server runs again PIRCAN is back.
 func TestFrozenIRCServerIsNotReady(t *testing.T) {
 	t.Parallel()
-	n := bottest.PrivateNetwork(t)
+	bottest.EachNetwork(t, testFrozenIRCServerIsNotReady)
+}
+
+func testFrozenIRCServerIsNotReady(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	n := bottest.PrivateNetworkOf(t, kind)
 	bot := bottest.Start(t, bottest.Options{Net: n, HTTPAddr: "127.0.0.1:0", Transport: func(c *ircconn.Config) {
 		c.PingIdle, c.PingTimeout = time.Second, 2*time.Second
 	}})
 	waitReady(t, bot, 200)
-	if err := syscall.Kill(n.InspircdPID, syscall.SIGSTOP); err != nil {
+	if err := syscall.Kill(n.IRCdPID, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	resumed := false
 	resume := func() {
 		if !resumed {
 			resumed = true
-			_ = syscall.Kill(n.InspircdPID, syscall.SIGCONT)
+			_ = syscall.Kill(n.IRCdPID, syscall.SIGCONT)
 		}
 	}
 	t.Cleanup(resume)
@@ -86,8 +128,13 @@ func TestFrozenIRCServerIsNotReady(t *testing.T) {
 // stays in force (and the metrics say so).
 func TestOperRefusedKeepsOrdinaryCap(t *testing.T) {
 	t.Parallel()
+	bottest.EachNetwork(t, testOperRefusedKeepsOrdinaryCap)
+}
+
+func testOperRefusedKeepsOrdinaryCap(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
 	logs := ircscript.NewLogs()
-	bot := bottest.Start(t, bottest.Options{HTTPAddr: "127.0.0.1:0", Log: logs, Transport: func(c *ircconn.Config) {
+	bot := bottest.Start(t, bottest.Options{Kind: kind, HTTPAddr: "127.0.0.1:0", Log: logs, Transport: func(c *ircconn.Config) {
 		c.OperPassword = "not-the-password"
 	}})
 	logs.Wait(t, "OPER refused")
@@ -102,6 +149,11 @@ func TestOperRefusedKeepsOrdinaryCap(t *testing.T) {
 	a := bot.Agents(t, "nooper", 1)[0]
 	if r := a.Ask(`PIRCAN/1 ECHO {"id":"y"}`); r.Str("re") != "y" {
 		t.Fatalf("ECHO: %s", r.Raw)
+	}
+	// On the same connection: both servers answer a wrong oper password
+	// with 491 alone, and PIRCAN does not leave over it.
+	if n := bot.Conn().Reconnects(); n != 0 {
+		t.Fatalf("%d reconnects after the refused OPER", n)
 	}
 }
 
@@ -191,11 +243,16 @@ func TestIdentityLossTurnsNotReady(t *testing.T) {
 	}
 }
 
-// A wrong SASL password on the real network: Anope refuses (904), PIRCAN
-// never registers, says why, and tries again.
+// A wrong SASL password on the real network: services refuse (904),
+// PIRCAN never registers, says why, and tries again.
 func TestWrongSASLPasswordNeverServes(t *testing.T) {
 	t.Parallel()
-	n := bottest.Network(t)
+	bottest.EachNetwork(t, testWrongSASLPasswordNeverServes)
+}
+
+func testWrongSASLPasswordNeverServes(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	n := bottest.NetworkOf(t, kind)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	nick := bottest.Unique("PIRCANW")

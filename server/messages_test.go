@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -166,7 +167,12 @@ func TestAutoReplyLoopIsStopped(t *testing.T) {
 // exactly once.
 func TestRacingInbox(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{Limits: raised(), Pacing: bottest.FastPacing})
+	bottest.EachNetwork(t, testRacingInbox)
+}
+
+func testRacingInbox(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind, Limits: raised(), Pacing: bottest.FastPacing})
 	a, b, aID, bID := pair(t, bot, "inbox")
 	agree(t, a, b, bID)
 	want := map[string]bool{}

@@ -11,6 +11,7 @@ import (
 	"github.com/ergochat/irc-go/ircmsg"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -76,8 +77,13 @@ func askAll(t *testing.T, a *bottest.Agent, line string) []bottest.Reply {
 
 func TestLongIDRepliesArriveWhole(t *testing.T) {
 	t.Parallel()
+	bottest.EachNetwork(t, testLongIDRepliesArriveWhole)
+}
+
+func testLongIDRepliesArriveWhole(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
 	var log syncBuffer
-	bot := bottest.Start(t, bottest.Options{Limits: raised(), Log: &log})
+	bot := bottest.Start(t, bottest.Options{Kind: kind, Limits: raised(), Log: &log})
 	a, b, aID, bID := pair(t, bot, "size")
 	agree(t, a, b, bID)
 
