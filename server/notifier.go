@@ -139,18 +139,23 @@ func (n *notifier) deliver(ctx context.Context, agentID string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	nick, account := n.where(ctx, agentID)
+	nick, account, release := n.where(ctx, agentID)
 	if nick == "" {
 		n.b.log.Debug().Str("agent", agentID).Msg("agent not visible; NOTIFY waits")
 		return // not visible: it waits (up to 24 hours) for the agent to appear
 	}
 	notices, err := n.b.store.ClaimNotices(ctx, agentID)
 	if err != nil {
+		release() // no line follows
 		n.b.log.Warn().Err(err).Str("agent", agentID).Msg("notifications not delivered; will retry when the agent appears")
 		return
 	}
 	n.b.log.Debug().Str("agent", agentID).Str("account", account).Int("types", len(notices)).Msg("NOTIFY")
 	replies := pircan.NotifyReplies(notices)
+	if len(replies) == 0 {
+		release() // nothing left to say (read meanwhile)
+		return
+	}
 	for i := range replies {
 		kind, _ := replies[i].Fields[0].Value.(string)
 		replies[i].Done = func(delivered bool) {
@@ -172,28 +177,34 @@ func (n *notifier) requeue(ctx context.Context, agentID, kind string) {
 }
 
 // where finds the nick to notify: seen with one of the agent's accounts
-// and, asked now, still logged in to it.
-func (n *notifier) where(ctx context.Context, agentID string) (nick, account string) {
+// and, asked now, still logged in to it. The nick is then on the MONITOR
+// list for the account's NOTIFYs: release takes it off when none follows.
+func (n *notifier) where(ctx context.Context, agentID string) (nick, account string, release func()) {
 	accounts, err := n.b.store.AccountsOf(ctx, agentID)
 	if err != nil {
-		return "", ""
+		return "", "", nil
 	}
 	for _, account := range accounts {
 		nick, ok := n.b.conn.Presence().Nick(account)
 		if !ok {
 			continue
 		}
+		// Watched before the WHO: a hand-over after its answer shows as
+		// MONITOR offline before the NOTIFY is written (ircconn.Conn.Watch).
+		release := n.b.conn.Watch(pircan.Sender{Account: account}, nick)
 		now, online, err := n.b.conn.WhoAccount(ctx, nick)
 		if err != nil {
+			release()
 			n.b.log.Debug().Err(err).Str("nick", nick).Msg("WHO failed; NOTIFY waits")
 			continue
 		}
 		if !online || pircan.FoldAccount(now) != pircan.FoldAccount(account) {
+			release()
 			n.b.log.Debug().Str("nick", nick).Str("account", account).Bool("online", online).Msg("nick no longer holds the account; NOTIFY waits")
 			n.b.conn.Presence().Forget(account) // the nick left or changed hands
 			continue
 		}
-		return nick, account
+		return nick, account, release
 	}
-	return "", ""
+	return "", "", nil
 }

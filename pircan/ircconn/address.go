@@ -148,8 +148,8 @@ func (c *Conn) writeTo(key string, held bool, lines []string, send func(nick str
 	if !ok {
 		return ErrGone
 	}
-	if p.now().Sub(p.byNick[p.fold(nick)].at) > unwatchedFor {
-		held = true // a slow reply, or a NOTIFY: the sighting is not recent
+	if unsolicited(key) || p.now().Sub(p.byNick[p.fold(nick)].at) > unwatchedFor {
+		held = true // a NOTIFY (no request vouches for the nick), or a slow reply
 	}
 	if held && p.monitorMax >= 0 {
 		switch w := c.watchLocked(key, nick); {
@@ -160,6 +160,31 @@ func (c *Conn) writeTo(key string, held bool, lines []string, send func(nick str
 		}
 	}
 	return send(nick, lines)
+}
+
+// unsolicited reports whether key's lines answer no request (a NOTIFY:
+// an account key without the nick that asked).
+func unsolicited(key string) bool { return strings.HasPrefix(key, "a:") && strings.HasSuffix(key, " ") }
+
+// Watch puts nick on the MONITOR list for to's unsolicited lines (a
+// NOTIFY) before the caller asks the server by WHO whether nick still
+// holds to's account: a QUIT or a hand-over after that answer then
+// arrives as MONITOR offline before any line is written, and one before
+// it shows in the answer. release takes the entry back when no line
+// follows (the pacer releases it once it has written them).
+func (c *Conn) Watch(to pircan.Sender, nick string) (release func()) {
+	key := c.presence.Key(pircan.Sender{Account: to.Account})
+	p := c.presence
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.monitorMax >= 0 {
+		c.watchLocked(key, nick)
+	}
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		c.unwatchLocked(key) // a line queued meanwhile watches again as it is written
+	}
 }
 
 func (o connOutput) Hold(key string) {

@@ -243,3 +243,31 @@ func TestStaleSightingNeedsMonitor(t *testing.T) {
 	connOutput{a.c}.Release(a.c.presence.Key(vic))
 	a.want(vic, false, "vic", nil)
 }
+
+// A NOTIFY (an account's line that answers no request) never goes out
+// unwatched, not even just after the account was seen on the nick; and
+// watched before the notifier's WHO, a hand-over after it is caught.
+func TestNotifyAlwaysWaitsForMonitor(t *testing.T) {
+	a := newAddressed(t, map[string]string{"CASEMAPPING": "ascii", "MONITOR": "10"})
+	vic := pircan.Sender{Account: "vic"} // no asking nick: a NOTIFY
+	a.event(Request, "vic", "vic", "")
+	a.want(vic, false, "", ErrNotYet) // seen this instant, still not unwatched
+	a.server("730", "vic!u@h")
+	a.want(vic, false, "vic", nil)
+	connOutput{a.c}.Release(a.c.presence.Key(vic))
+
+	// The notifier's order: watch, (WHO says vic holds the account), then
+	// the nick changes hands before the line is written.
+	release := a.c.Watch(vic, "vic")
+	a.server("730", "vic!u@h")
+	a.server("731", "vic") // vic quit; a newcomer takes the nick
+	a.event(Request, "", "vic", "")
+	a.want(vic, false, "", ErrGone)
+	release()
+	a.c.presence.mu.Lock()
+	left := len(a.c.presence.watches)
+	a.c.presence.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d MONITOR entries left after release", left)
+	}
+}
