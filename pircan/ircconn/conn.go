@@ -487,7 +487,7 @@ func quitLine(s string) string {
 func (c *Conn) Flush(d time.Duration) {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if q, _ := c.pacer.Stats(); q == 0 {
+		if c.pacer.Pending() == 0 { // not Stats: a line being written may come back
 			return
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -140,6 +140,7 @@ type Pacer struct {
 	global   *rate.Limiter
 	online   bool
 	queued   int
+	inFlight int // lines taken for a write not yet settled
 	dropped  int
 	departed int // lines dropped because their recipient left
 	wake     chan struct{}
@@ -221,6 +222,14 @@ func (p *Pacer) Stats() (queued, dropped int) {
 	return p.queued, p.dropped
 }
 
+// Pending reports the lines not yet settled: queued, or taken for a write
+// whose outcome is not known yet (it may put them back).
+func (p *Pacer) Pending() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.queued + p.inFlight
+}
+
 // Departed counts lines dropped because their recipient left.
 func (p *Pacer) Departed() int {
 	p.mu.Lock()
@@ -300,6 +309,7 @@ func (p *Pacer) takeUpTo(max int) (r *recipient, lines []Line, held bool, wait t
 	lines = r.lines[:n:n]
 	r.lines = r.lines[n:]
 	p.queued -= n
+	p.inFlight += n
 	r.state = busy
 	if now.Sub(r.since) > heldAfter {
 		r.held = true // waited behind others: watched like a paced line
@@ -317,6 +327,7 @@ func (p *Pacer) settle(r *recipient, lines []Line, err error) {
 	var fate []Line
 	var release, hold, delivered bool
 	p.mu.Lock()
+	p.inFlight -= len(lines)
 	now := p.now()
 	if errors.Is(err, ErrNotYet) {
 		noRoom, patience := errors.Is(err, ErrNoRoom), notYetPatience
