@@ -201,7 +201,7 @@ func (n *notifier) where(ctx context.Context, agentID string) (nick, account str
 		if !online || pircan.FoldAccount(now) != pircan.FoldAccount(account) {
 			release()
 			n.b.log.Debug().Str("nick", nick).Str("account", account).Bool("online", online).Msg("nick no longer holds the account; NOTIFY waits")
-			n.b.conn.Presence().Forget(account) // the nick left or changed hands
+			n.b.conn.Presence().Forget(account, nick) // the nick left or changed hands
 			continue
 		}
 		return nick, account, release

@@ -200,15 +200,17 @@ func (p *Presence) holds(a, n string) (string, bool) {
 // guest reports the nick an unidentified sender folded to n still holds.
 func (p *Presence) guest(n string) (string, bool) { return p.holds("", n) }
 
-// Forget drops an account whose nick turned out to belong to someone else.
-func (p *Presence) Forget(account string) {
+// Forget drops account's sighting on nick, which turned out to belong to
+// someone else (or no one). A sighting of the account on another nick
+// since (it renamed, and spoke) stands: the caller asked about nick.
+func (p *Presence) Forget(account, nick string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	a := foldAccount(account)
-	if s, ok := p.byAccount[a]; ok {
-		if h := p.byNick[p.fold(s.nick)]; h.account == a {
-			delete(p.byNick, p.fold(s.nick))
-		}
+	a, n := foldAccount(account), p.fold(nick)
+	if h, ok := p.byNick[n]; ok && h.account == a {
+		delete(p.byNick, n)
+	}
+	if s, ok := p.byAccount[a]; ok && p.fold(s.nick) == n {
 		delete(p.byAccount, a)
 	}
 }

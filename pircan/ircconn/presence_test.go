@@ -53,9 +53,17 @@ func TestPresenceFollowsAccounts(t *testing.T) {
 	if !p.Seen("carol", "carol") {
 		t.Fatal("seen again after 24 h is news")
 	}
-	p.Forget("carol")
+	p.Forget("carol", "carol")
 	if _, ok := p.Nick("carol"); ok {
 		t.Fatal("Forget kept carol")
+	}
+	// A WHO about an old nick comes back after the account renamed and
+	// spoke: the newer sighting stands (its replies still go there).
+	p.Seen("erin", "erin")
+	p.Seen("erin", "erin_renamed")
+	p.Forget("erin", "erin")
+	if nick, ok := p.Nick("erin"); !ok || nick != "erin_renamed" {
+		t.Fatalf("after Forget of the old nick: %q %v, want erin_renamed", nick, ok)
 	}
 }
 
