@@ -408,8 +408,10 @@ func (c *Conn) session(ctx context.Context, quitMessage string) (served bool, er
 		defer bound.Stop()
 		select {
 		case err := <-sent:
-			if err != nil {
-				return // not connected yet
+			// irc-go not running yet (PIRCAN's dial has written CAP LS, and
+			// irc-go's writer is not up): say it on the socket itself.
+			if err != nil && !l.writeSocket("QUIT :"+quitLine(reason)) {
+				return // no socket yet: nothing to say it on
 			}
 		case <-bound.C:
 			return

@@ -232,6 +232,19 @@ func (l *link) dial(_ context.Context, network, addr string) (net.Conn, error) {
 	return w, nil
 }
 
+// writeSocket writes one line on the socket directly (one Write: lines of
+// another writer never interleave with it); false without a socket.
+func (l *link) writeSocket(line string) bool {
+	l.mu.Lock()
+	s := l.socket
+	l.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	_, err := s.Write([]byte(line + "\r\n"))
+	return err == nil
+}
+
 func (l *link) closeSocket() {
 	l.mu.Lock()
 	s := l.socket
