@@ -175,7 +175,11 @@ start_ergo() { # -> 0 ok, 2 bind failure, 1 other failure
 			return 2
 		fi
 		grep -q 'Server running' "$STATE/logs/ergo.out" && return 0
-		alive "$pid" || return 1
+		if ! alive "$pid"; then
+			# Ergo may log the bind error and exit between two looks.
+			grep -q "couldn't listen on\|address already in use" "$STATE/logs/ergo.out" && return 2
+			return 1
+		fi
 		sleep 0.02
 	done
 	return 1
