@@ -33,7 +33,7 @@ type Reply struct {
 	Fields Object
 	Plain  string
 	// Done, when set, hears once whether the line was handed to the
-	// connection for the account that asked (see ircconn.Line).
+	// connection for the account that asked (see transport.Line).
 	Done func(delivered bool)
 }
 

@@ -19,8 +19,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/pircan"
-	"github.com/creatimus/pircan/pircan/ircconn"
-	"github.com/creatimus/pircan/server"
+	pircanbot "github.com/creatimus/pircan/pircan/bot"
+	"github.com/creatimus/pircan/pircan/irc/transport"
 	"github.com/creatimus/pircan/store"
 )
 
@@ -128,7 +128,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	log.Info().Str("irc_server", cfg.IRC.Server).Str("nick", cfg.IRC.Nick).Str("lobby", cfg.IRC.Lobby).
 		Bool("tls", cfg.IRC.TLS).Str("sasl_account", cfg.IRC.SASLAccount).Str("nick_reclaim", cfg.IRC.NickReclaim).
 		Bool("oper", cfg.IRC.OperName != "").Msg("starting PIRCAN")
-	bot, err := server.New(ctx, cfg, log)
+	bot, err := pircanbot.New(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -163,9 +163,9 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // serverConfig turns the settings into the bot's configuration.
-func serverConfig(c config) (server.Config, error) {
+func serverConfig(c config) (pircanbot.Config, error) {
 	var e errs
-	cfg := server.Config{
+	cfg := pircanbot.Config{
 		DatabaseURL: c.str("database-url"),
 		MetricsAddr: c.str("metrics-addr"),
 		Workers:     e.int(c, "workers"),
@@ -184,16 +184,16 @@ func serverConfig(c config) (server.Config, error) {
 			SignInStartsHour:  e.int(c, "sign-in-starts-per-hour"),
 			Window:            time.Minute,
 		},
-		IRC: ircconn.Config{
+		IRC: transport.Config{
 			Server: c.str("irc-server"), TLS: e.bool(c, "irc-tls"), CAFile: c.str("irc-ca-file"),
 			Insecure: e.bool(c, "irc-insecure"), Nick: c.str("nick"),
 			SASLAccount: c.str("sasl-account"), SASLPassword: c.str("sasl-password"),
 			OperName: c.str("oper-name"), OperPassword: c.str("oper-password"), Lobby: c.str("lobby"),
 			NickReclaim: c.str("nick-reclaim"),
-			Pacing: ircconn.PacerConfig{
+			Pacing: transport.PacerConfig{
 				Burst: e.int(c, "reply-burst"), PerSecond: e.float(c, "reply-rate"),
 				GlobalBurst: e.int(c, "output-burst"), GlobalRate: e.float(c, "output-rate"),
-				MaxQueued: ircconn.DefaultPacing.MaxQueued,
+				MaxQueued: transport.DefaultPacing.MaxQueued,
 			},
 		},
 	}

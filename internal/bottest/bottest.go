@@ -23,8 +23,8 @@ import (
 	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/internal/pgtest"
 	"github.com/creatimus/pircan/pircan"
-	"github.com/creatimus/pircan/pircan/ircconn"
-	"github.com/creatimus/pircan/server"
+	pircanbot "github.com/creatimus/pircan/pircan/bot"
+	"github.com/creatimus/pircan/pircan/irc/transport"
 )
 
 // sharedNet is the test binary's network of one kind, started on first use.
@@ -109,7 +109,7 @@ func Unique(base string) string { return fmt.Sprintf("%s%d", base, seq.Add(1)) }
 
 // Bot is a running PIRCAN under test.
 type Bot struct {
-	*server.Bot
+	*pircanbot.Bot
 	Net      *ircnet.Network
 	Nick     string
 	Lobby    string
@@ -127,12 +127,12 @@ type Bot struct {
 
 // FastPacing lifts per-recipient pacing for tests of long exchanges
 // (pacing fairness has its own test with the spec's figures).
-var FastPacing = ircconn.PacerConfig{Burst: 1000, PerSecond: 1000, GlobalBurst: 1000, GlobalRate: 1000, MaxQueued: 1000}
+var FastPacing = transport.PacerConfig{Burst: 1000, PerSecond: 1000, GlobalBurst: 1000, GlobalRate: 1000, MaxQueued: 1000}
 
 // Options adjust a test bot.
 type Options struct {
 	Limits pircan.Limits // zero: the spec's defaults
-	Pacing ircconn.PacerConfig
+	Pacing transport.PacerConfig
 	DSN    string          // empty: a fresh database
 	Lobby  string          // empty: a lobby of its own, so bots under test never meet
 	Net    *ircnet.Network // nil: the shared network of Kind
@@ -149,7 +149,7 @@ type Options struct {
 	// the bot connects (a test in which another client holds its nick).
 	BeforeStart func(nick string)
 	// Transport, when set, adjusts the bot's IRC settings before it starts.
-	Transport func(*ircconn.Config)
+	Transport func(*transport.Config)
 }
 
 // PrivateNetwork starts an InspIRCd network for one test (one that
@@ -229,13 +229,13 @@ func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *
 		o.Limits = pircan.DefaultLimits
 	}
 	if o.Pacing.Burst == 0 {
-		o.Pacing = ircconn.DefaultPacing
+		o.Pacing = transport.DefaultPacing
 	}
-	cfg := server.Config{
+	cfg := pircanbot.Config{
 		DatabaseURL: o.DSN,
 		MetricsAddr: o.MetricsAddr,
 		Limits:      o.Limits,
-		IRC: ircconn.Config{
+		IRC: transport.Config{
 			Server: n.TLSAddr(), TLS: true, CAFile: n.CertFile, Nick: nick,
 			SASLAccount: nick, SASLPassword: password,
 			OperName: n.BotOperName, OperPassword: n.BotOperPass,
@@ -256,7 +256,7 @@ func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *
 		level = zerolog.DebugLevel
 	}
 	log := zerolog.New(w).Level(level).With().Timestamp().Logger()
-	bot, err := server.New(ctx, cfg, log)
+	bot, err := pircanbot.New(ctx, cfg, log)
 	if err != nil {
 		t.Fatalf("bot: %v", err)
 	}

@@ -27,7 +27,7 @@ import (
 )
 
 // wantedCaps are the capabilities PIRCAN's transport requests
-// (pircan/ircconn), so that the server sends the echo bot the same tagged
+// (pircan/irc/transport), so that the server sends the echo bot the same tagged
 // lines it sends PIRCAN.
 var wantedCaps = []string{"account-tag", "message-tags", "server-time", "extended-join", "account-notify", "cap-notify"}
 

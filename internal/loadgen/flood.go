@@ -20,7 +20,7 @@ import (
 
 	"github.com/creatimus/pircan/internal/latency"
 	"github.com/creatimus/pircan/pircan"
-	"github.com/creatimus/pircan/pircan/ircconn"
+	"github.com/creatimus/pircan/pircan/irc/transport"
 )
 
 // FloodConfig describes a flood run (`pircan bench --flood`): Conns
@@ -209,7 +209,7 @@ func RunFlood(ctx context.Context, cfg FloodConfig) (*FloodResult, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	tlsConf, err := ircconn.TLSConfig(cfg.Server, cfg.CAFile, false)
+	tlsConf, err := transport.TLSConfig(cfg.Server, cfg.CAFile, false)
 	if err != nil {
 		return nil, err
 	}

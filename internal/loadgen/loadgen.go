@@ -23,7 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/creatimus/pircan/pircan/ircconn"
+	"github.com/creatimus/pircan/pircan/irc/transport"
 	"io"
 	"strconv"
 	"strings"
@@ -97,7 +97,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	tlsConf, err := ircconn.TLSConfig(cfg.Server, cfg.CAFile, false)
+	tlsConf, err := transport.TLSConfig(cfg.Server, cfg.CAFile, false)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,121 @@
+package bot
+
+import "sync"
+
+// dispatcher runs jobs off the IRC read goroutine: in order per key (one
+// sender's replies never overtake each other) and concurrently across keys,
+// with at most `workers` jobs running at once.
+//
+// It is bounded so that no sender, nor all unidentified senders together,
+// can take it over: each key queues at most perSender jobs; unidentified
+// ("guest") jobs queue at most guestQueue in all and run on at most
+// guestWorkers of the workers, so identified senders always have the rest.
+type dispatcher struct {
+	mu         sync.Mutex
+	queues     map[string]*keyQueue // a key is present while its drainer runs
+	sem        chan struct{}        // all workers
+	guestSem   chan struct{}        // the unidentified share of them
+	perSender  int
+	guestQueue int
+	guests     int // guest jobs queued or running
+	inFlight   sync.WaitGroup
+}
+
+type keyQueue struct {
+	jobs  []func()
+	guest bool
+	told  bool // refused once since the queue was last empty
+}
+
+// admission says what submit did with a job.
+type admission int
+
+const (
+	accepted     admission = iota
+	refusedTell            // the sender's queue is full: tell it (rate_limited), this once
+	refusedQuiet           // the sender's queue is full and it was told already
+	refusedGuest           // unidentified jobs are at their shared bound
+)
+
+func newDispatcher(workers, perSender int) *dispatcher {
+	guestWorkers := max(1, workers/4)
+	return &dispatcher{queues: map[string]*keyQueue{}, sem: make(chan struct{}, workers),
+		guestSem: make(chan struct{}, guestWorkers), perSender: perSender, guestQueue: 4 * workers}
+}
+
+func (d *dispatcher) submit(key string, guest bool, job func()) admission {
+	d.mu.Lock()
+	q, running := d.queues[key]
+	if !running {
+		q = &keyQueue{guest: guest}
+		d.queues[key] = q
+	}
+	switch {
+	case len(q.jobs) >= d.perSender:
+		told := q.told
+		q.told = true
+		d.mu.Unlock()
+		if told {
+			return refusedQuiet
+		}
+		return refusedTell
+	case guest && d.guests >= d.guestQueue:
+		if !running {
+			delete(d.queues, key)
+		}
+		d.mu.Unlock()
+		return refusedGuest
+	}
+	if guest {
+		d.guests++
+	}
+	q.jobs = append(q.jobs, job)
+	d.inFlight.Add(1)
+	d.mu.Unlock()
+	if !running {
+		go d.drain(key, q)
+	}
+	return accepted
+}
+
+func (d *dispatcher) drain(key string, q *keyQueue) {
+	for {
+		d.mu.Lock()
+		if len(q.jobs) == 0 {
+			delete(d.queues, key)
+			d.mu.Unlock()
+			return
+		}
+		job := q.jobs[0]
+		q.jobs = q.jobs[1:]
+		d.mu.Unlock()
+		if q.guest {
+			d.guestSem <- struct{}{}
+		}
+		d.sem <- struct{}{}
+		job()
+		<-d.sem
+		d.mu.Lock()
+		if q.guest {
+			<-d.guestSem
+			d.guests--
+		}
+		d.mu.Unlock()
+		d.inFlight.Done()
+	}
+}
+
+// queued counts jobs waiting or running: identified and unidentified.
+func (d *dispatcher) queued() (identified, guests int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, q := range d.queues {
+		if !q.guest {
+			identified += len(q.jobs)
+		}
+	}
+	return identified, d.guests
+}
+
+// wait blocks until every submitted job has run.
+func (d *dispatcher) wait() { d.inFlight.Wait() }

@@ -1,0 +1,252 @@
+package bot_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/ircnet"
+	"github.com/creatimus/pircan/internal/pgtest"
+	"github.com/creatimus/pircan/pircan"
+)
+
+// load keeps agents asking WHOAMI (each waiting for its reply, tolerating
+// silence) until stop is closed; it returns the replies it got by verb or
+// error code.
+func load(agents []*bottest.Agent, stop <-chan struct{}) func() map[string]int {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	var wg sync.WaitGroup
+	for _, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := a.Privmsg(a.BotNick(), `PIRCAN/1 WHOAMI`); err != nil {
+					time.Sleep(100 * time.Millisecond) // connection gone (the IRC server restarts)
+					continue
+				}
+				line, ok := a.TryNextLine(2 * time.Second)
+				if !ok {
+					continue
+				}
+				r, err := bottest.ParseReply(line)
+				key := r.Verb
+				if err == nil && r.Verb == "ERROR" {
+					key = r.Code()
+				}
+				mu.Lock()
+				counts[key]++
+				mu.Unlock()
+			}
+		}()
+	}
+	return func() map[string]int {
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return counts
+	}
+}
+
+// The database goes away mid-run, under load: requests get internal_error
+// with a ref, the bot stays up, and it serves again by itself when the
+// database is back.
+func TestPostgresRestart(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.StartCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dsn, cleanup, err := pgtest.NewDatabase(ctx, pg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	limits := pircan.DefaultLimits
+	limits.PerCaller = 100000 // a steady load from few agents
+	bot := bottest.Start(t, bottest.Options{DSN: dsn, Limits: limits, Pacing: bottest.FastPacing})
+	a := bot.Agents(t, "pgfault", 1)[0]
+	id := a.Hello("")
+	loaders := bot.Agents(t, "pgload", 3)
+	for _, l := range loaders {
+		l.Hello("")
+	}
+	stop := make(chan struct{})
+	counts := load(loaders, stop)
+	time.Sleep(time.Second)
+
+	pg.Stop()
+	time.Sleep(time.Second)
+	r := a.Ask(`PIRCAN/1 WHOAMI {"id":"down"}`)
+	if r.Code() != "internal_error" || len(r.Str("ref")) < 6 || r.Str("re") != "down" {
+		t.Fatalf("while the database is down: %s", r.Raw)
+	}
+	// ECHO needs no database: the bot itself is still serving.
+	if r := a.Ask(`PIRCAN/1 ECHO`); r.Verb != "ECHO" {
+		t.Fatalf("ECHO while the database is down: %s", r.Raw)
+	}
+	pg.Start()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := a.Ask(`PIRCAN/1 WHOAMI`)
+		if r.Verb == "WHOAMI" {
+			if r.Str("agent_id") != id {
+				t.Fatalf("after the restart: %s", r.Raw)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery: %s", r.Raw)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	close(stop)
+	c := counts()
+	t.Logf("replies under load: %v", c)
+	if c["WHOAMI"] < 10 || c["internal_error"] == 0 {
+		t.Fatalf("load saw no service or no outage: %v", c)
+	}
+	if !bot.Conn().Registered() || bot.Conn().Reconnects() != 0 {
+		t.Fatal("the bot left IRC during the outage")
+	}
+}
+
+// The IRC server dies under load and comes back: PIRCAN reconnects with
+// backoff, identifies again, rejoins its channels, serves, and delivers the
+// notifications queued meanwhile.
+func TestIRCServerRestart(t *testing.T) {
+	t.Parallel()
+	bottest.EachNetwork(t, testIRCServerRestart)
+}
+
+func testIRCServerRestart(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	n := bottest.PrivateNetworkOf(t, kind)
+	var logs syncBuffer
+	limits := pircan.DefaultLimits
+	limits.PerCaller = 100000 // a steady load from few agents
+	bot := bottest.Start(t, bottest.Options{Net: n, Log: &logs, Limits: limits, Pacing: bottest.FastPacing})
+	a := bot.Agents(t, "ircfault", 1)[0]
+	id := a.Hello("")
+	waitInChannel(t, bot, bot.Lobby, true)
+	loaders := bot.Agents(t, "ircload", 3)
+	stop := make(chan struct{})
+	counts := load(loaders, stop)
+	time.Sleep(time.Second)
+
+	if err := n.RestartIRCd(); err != nil {
+		t.Fatal(err)
+	}
+	// Queued while the bot is away (its reconnect waits for the backoff).
+	must(t, bot.Store().NotifyAgent(context.Background(), id, "agreement_update"))
+	close(stop)
+	if c := counts(); c["not_registered"] < 10 {
+		t.Fatalf("no load before the restart: %v", c)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for bot.Conn().Reconnects() == 0 || !bot.Conn().Registered() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reconnect (reconnects=%d)", bot.Conn().Reconnects())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	waitInChannel(t, bot, bot.Lobby, true)
+	b := bot.Agents(t, "ircback", 1)[0]
+	if r := b.Ask(`PIRCAN/1 ECHO`); r.Str("account") != b.Account {
+		t.Fatalf("after the restart, account tags still reach PIRCAN: %s", r.Raw)
+	}
+	if _, end := b.AskList(`PIRCAN/1 FIND`); end.Code() != "not_registered" {
+		t.Fatalf("b is not registered: %s", end.Raw)
+	}
+	b.Hello("")
+	items, _ := b.AskList(`PIRCAN/1 FIND`)
+	if len(items) != 2 {
+		t.Fatalf("directory survived the IRC restart: %v (want %s and b)", items, id)
+	}
+	// a was cut off with everyone else; back in the lobby, it is told.
+	a2 := reconnect(t, bot, a.Account, "ircfault")
+	joinLobby(t, bot, a2)
+	if got := notices(t, a2, 4*time.Second); got["agreement_update"].Verb != "NOTIFY" {
+		t.Fatalf("the notification queued during the outage: %v", got)
+	}
+	// Two SASL logins and an OPER happened, all logged at debug level: no
+	// secret may appear in the logs.
+	out := logs.String()
+	if !strings.Contains(out, "connected to IRC") {
+		t.Fatalf("logs were not captured:\n%s", out)
+	}
+	for _, secret := range []string{bot.SASLPassword(), n.BotOperPass, bot.DSN} {
+		if strings.Contains(out, secret) {
+			t.Errorf("a secret is in the logs: %q", secret)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the bot's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Two processes on one database: exactly one holds the nick and serves;
+// when it dies the other takes over within seconds and delivers the
+// notifications that waited meanwhile.
+func TestHotStandby(t *testing.T) {
+	t.Parallel()
+	bottest.EachNetwork(t, testHotStandby)
+}
+
+func testHotStandby(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	primary := bottest.Start(t, bottest.Options{Kind: kind})
+	standby := bottest.StartStandby(t, primary, bottest.Options{Kind: kind})
+	a, b, _, bID := pair(t, primary, "standby")
+	joinLobby(t, primary, b)
+	time.Sleep(2 * time.Second) // the standby has had time to try the lock
+	if standby.Conn().Registered() || !standby.Standby() || primary.Standby() {
+		t.Fatalf("standby registered=%v standby=%v; primary standby=%v",
+			standby.Conn().Registered(), standby.Standby(), primary.Standby())
+	}
+	if r := a.Ask(`PIRCAN/1 WHOAMI`); r.Verb != "WHOAMI" {
+		t.Fatalf("primary serving: %s", r.Raw)
+	}
+
+	primary.Stop() // it dies; its lock goes with its database session
+	must(t, standby.Store().NotifyAgent(context.Background(), bID, "agreement_update"))
+	deadline := time.Now().Add(20 * time.Second)
+	for !standby.Conn().Registered() {
+		if time.Now().After(deadline) {
+			t.Fatal("the standby did not take over within 20 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("took over %v after the primary stopped", time.Since(deadline.Add(-20*time.Second)))
+	if r := a.Ask(`PIRCAN/1 WHOAMI`); r.Verb != "WHOAMI" {
+		t.Fatalf("after the takeover: %s", r.Raw)
+	}
+	if n := b.NextNotify(); n.Str("type") != "agreement_update" {
+		t.Fatalf("waiting NOTIFY after the takeover: %s", n.Raw)
+	}
+}

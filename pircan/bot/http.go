@@ -1,0 +1,179 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/creatimus/pircan/pircan/portal"
+)
+
+// readyTimeout bounds the database checks of one readiness probe.
+const readyTimeout = 2 * time.Second
+
+// ServeHTTP serves the operator endpoints on addr until ctx ends, then
+// shuts the server down gracefully (bounded by Drain):
+//
+//	GET /healthz  200 "ok" while the process is up
+//	GET /readyz   200 when IRC serves (own nick, own account, account-tag), the
+//	              database answers and its schema is current, and this
+//	              process is not a standby; else 503. A JSON body names
+//	              each part either way.
+//	GET /metrics  Prometheus text format, from the bot's own registry;
+//	              only when Config.MetricsAddr is empty (else 404 here:
+//	              ServeMetrics serves it on its own listener)
+//	/owner        the owner web portal (pircan/portal)
+//
+// It returns nil after a clean shutdown, or why it could not serve.
+func (b *Bot) ServeHTTP(ctx context.Context, addr string) error {
+	what := "serving the owner portal, health, readiness and metrics over HTTP"
+	if b.cfg.MetricsAddr != "" {
+		what = "serving the owner portal, health and readiness over HTTP"
+	}
+	return b.serveOn(ctx, addr, b.httpHandler(b.cfg.MetricsAddr == ""), &b.ops.httpAddr, what)
+}
+
+// ServeMetrics serves GET /metrics alone on addr (Config.MetricsAddr: an
+// address operators can keep off the public network) until ctx ends.
+func (b *Bot) ServeMetrics(ctx context.Context, addr string) error {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", b.metricsHandler())
+	return b.serveOn(ctx, addr, mux, &b.ops.metricsAddr, "serving metrics over HTTP")
+}
+
+func (b *Bot) serveOn(ctx context.Context, addr string, h http.Handler, bound *atomic.Pointer[string], what string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          log.New(logWriter{b}, "", 0),
+	}
+	at := ln.Addr().String()
+	bound.Store(&at)
+	b.log.Info().Str("addr", at).Msg(what)
+	stopped := make(chan error, 1)
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.Drain)
+		defer cancel()
+		stopped <- srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return <-stopped
+}
+
+// HTTPAddr is the address ServeHTTP listens on ("" before it listens); it
+// tells the port chosen for an address such as 127.0.0.1:0.
+func (b *Bot) HTTPAddr() string { return loadAddr(&b.ops.httpAddr) }
+
+// MetricsAddr is the address ServeMetrics listens on ("" before it listens).
+func (b *Bot) MetricsAddr() string { return loadAddr(&b.ops.metricsAddr) }
+
+func loadAddr(p *atomic.Pointer[string]) string {
+	if a := p.Load(); a != nil {
+		return *a
+	}
+	return ""
+}
+
+func (b *Bot) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(b.metrics().reg, promhttp.HandlerOpts{
+		ErrorLog:      promLogger{b},
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}
+
+func (b *Bot) httpHandler(withMetrics bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", b.serveReady)
+	owner := portal.New(b.store, portal.Config{BotNick: b.cfg.IRC.Nick, Limits: b.cfg.Limits,
+		Log: b.log.With().Str("component", "portal").Logger()})
+	mux.Handle("/owner", owner)
+	mux.Handle("/owner/", owner)
+	if withMetrics {
+		mux.Handle("GET /metrics", b.metricsHandler())
+	}
+	return mux
+}
+
+// Readiness is the body of /readyz: which parts are ready.
+type Readiness struct {
+	IRC      bool `json:"irc"`      // registered, account-tag granted
+	Database bool `json:"database"` // answers a ping
+	Schema   bool `json:"schema"`   // every embedded migration applied
+	Standby  bool `json:"standby"`  // another process holds the leader lock
+	// IRCReason says why IRC is not ready (an active process only).
+	IRCReason string `json:"irc_reason,omitempty"`
+}
+
+// Ready reports whether the bot is ready to serve: on IRC, with its
+// database up and current, and not standing by.
+func (r Readiness) Ready() bool { return r.IRC && r.Database && r.Schema && !r.Standby }
+
+// Readiness checks each part now.
+func (b *Bot) Readiness(ctx context.Context) Readiness {
+	r := Readiness{IRC: b.conn.Registered(), Standby: b.standby.Load()}
+	if !r.IRC && !r.Standby {
+		r.IRCReason = b.conn.NotServing()
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	if err := b.store.Ping(ctx); err != nil {
+		b.log.Debug().Err(err).Msg("readyz: database does not answer")
+		return r
+	}
+	r.Database = true
+	ok, err := b.store.SchemaReady(ctx)
+	if err != nil {
+		b.log.Debug().Err(err).Msg("readyz: schema version not read")
+	}
+	r.Schema = ok
+	return r
+}
+
+func (b *Bot) serveReady(w http.ResponseWriter, req *http.Request) {
+	r := b.Readiness(req.Context())
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !r.Ready() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_ = json.NewEncoder(w).Encode(r)
+}
+
+// logWriter routes net/http's own error lines into the bot's log.
+type logWriter struct{ b *Bot }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.b.log.Warn().Str("component", "http").Msg(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// promLogger routes promhttp's errors into the bot's log.
+type promLogger struct{ b *Bot }
+
+func (l promLogger) Println(v ...any) {
+	l.b.log.Warn().Str("component", "metrics").Msg(strings.TrimSpace(fmt.Sprintln(v...)))
+}

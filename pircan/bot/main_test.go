@@ -1,0 +1,9 @@
+package bot_test
+
+import (
+	"testing"
+
+	"github.com/creatimus/pircan/internal/bottest"
+)
+
+func TestMain(m *testing.M) { bottest.Main(m) }

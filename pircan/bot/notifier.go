@@ -1,0 +1,210 @@
+package bot
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc/transport"
+)
+
+// notifyGap is the least time between two NOTIFY deliveries to one agent:
+// a burst of events becomes one line per type with the current count.
+const notifyGap = 2 * time.Second
+
+// Notification work runs on its own workers, never on the request
+// workers: a delivery may wait up to 10 s for a WHOX answer.
+const (
+	notifyWorkers = 4
+	notifyQueue   = 1024 // jobs waiting; beyond it a wake is refused (and counted)
+)
+
+// notifier delivers waiting notifications to the nick PIRCAN has seen
+// using the agent's account, after asking the server that the nick still
+// belongs to that account (a nick can change hands unseen).
+//
+// A refused wake loses nothing: the notifications stay in the database and
+// go out at the agent's next wake (its next sighting, a new notification,
+// or a restart of LISTEN).
+type notifier struct {
+	b       *Bot
+	work    chan func()
+	refused atomic.Uint64
+
+	mu        sync.Mutex
+	last      *pircan.Expiring[time.Time] // agent → its delivery within the last notifyGap
+	scheduled map[string]bool             // agent → a delivery is queued or set for later
+	// delivering: agent → a delivery runs (at most notifyWorkers entries).
+	delivering map[string]bool
+}
+
+func newNotifier(b *Bot) *notifier {
+	return &notifier{b: b, work: make(chan func(), notifyQueue),
+		last: pircan.NewExpiring[time.Time](notifyGap, pircan.MaxTrackedCallers), scheduled: map[string]bool{}, delivering: map[string]bool{}}
+}
+
+// run starts the notification workers; they stop with ctx.
+func (n *notifier) run(ctx context.Context) {
+	for range notifyWorkers {
+		go func() {
+			for {
+				select {
+				case job := <-n.work:
+					job()
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+}
+
+// offer queues job for the notification workers; false when they are at
+// their bound.
+func (n *notifier) offer(job func()) bool {
+	select {
+	case n.work <- job:
+		return true
+	default:
+		n.refused.Add(1)
+		return false
+	}
+}
+
+// observe wakes delivery for an account that (re)appears; the transport
+// keeps presence itself, as it reads each event (transport.Event.Fresh).
+func (n *notifier) observe(ctx context.Context, ev transport.Event) {
+	if account := ev.Sender.Account; ev.Fresh && account != "" && !n.offer(func() { n.appeared(ctx, account) }) {
+		n.b.log.Warn().Str("account", account).Msg("notification workers busy; NOTIFY waits for the next wake")
+	}
+}
+
+// appeared wakes delivery for the agent bound to account, if any.
+func (n *notifier) appeared(ctx context.Context, account string) {
+	lookup, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	agent, err := n.b.store.AgentByAccount(lookup, account)
+	n.b.log.Debug().Err(err).Str("account", account).Msg("account appeared")
+	if err == nil {
+		n.wake(ctx, agent.ID)
+	}
+}
+
+// wake delivers now, or after the gap since the last delivery. ctx is the
+// bot's: a delivery may run after the caller is gone.
+func (n *notifier) wake(ctx context.Context, agentID string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.scheduled[agentID] {
+		return
+	}
+	n.scheduled[agentID] = true
+	run := func() {
+		if !n.offer(func() { n.deliver(ctx, agentID) }) {
+			n.mu.Lock()
+			delete(n.scheduled, agentID) // the next wake tries again
+			n.mu.Unlock()
+			n.b.log.Warn().Str("agent", agentID).Msg("notification workers busy; NOTIFY waits for the next wake")
+		}
+	}
+	at, recent := n.last.Get(agentID, time.Now())
+	if !recent {
+		run()
+		return
+	}
+	time.AfterFunc(time.Until(at.Add(notifyGap)), run)
+}
+
+func (n *notifier) deliver(ctx context.Context, agentID string) {
+	n.mu.Lock()
+	delete(n.scheduled, agentID)
+	if n.delivering[agentID] { // one delivery per agent at a time: try again after the gap
+		n.mu.Unlock()
+		time.AfterFunc(notifyGap, func() { n.wake(ctx, agentID) })
+		return
+	}
+	n.delivering[agentID] = true
+	now := time.Now()
+	n.last.Put(agentID, now, now) // full: no gap is kept, nothing is lost
+	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		delete(n.delivering, agentID)
+		n.mu.Unlock()
+	}()
+	if ctx.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	nick, account, release := n.where(ctx, agentID)
+	if nick == "" {
+		n.b.log.Debug().Str("agent", agentID).Msg("agent not visible; NOTIFY waits")
+		return // not visible: it waits (up to 24 hours) for the agent to appear
+	}
+	notices, err := n.b.store.ClaimNotices(ctx, agentID)
+	if err != nil {
+		release() // no line follows
+		n.b.log.Warn().Err(err).Str("agent", agentID).Msg("notifications not delivered; will retry when the agent appears")
+		return
+	}
+	n.b.log.Debug().Str("agent", agentID).Str("account", account).Int("types", len(notices)).Msg("NOTIFY")
+	replies := pircan.NotifyReplies(notices)
+	if len(replies) == 0 {
+		release() // nothing left to say (read meanwhile)
+		return
+	}
+	for i := range replies {
+		kind, _ := replies[i].Fields[0].Value.(string)
+		replies[i].Done = func(delivered bool) {
+			if !delivered { // claimed, then the nick left the account: it waits again
+				go n.requeue(ctx, agentID, kind)
+			}
+		}
+	}
+	n.b.reply(pircan.Sender{Account: account}, replies)
+}
+
+// requeue puts back a claimed notification whose NOTIFY was not written.
+func (n *notifier) requeue(ctx context.Context, agentID, kind string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := n.b.store.NotifyAgent(ctx, agentID, kind); err != nil {
+		n.b.log.Warn().Err(err).Str("agent", agentID).Str("type", kind).Msg("undelivered notification not queued again")
+	}
+}
+
+// where finds the nick to notify: seen with one of the agent's accounts
+// and, asked now, still logged in to it. The nick is then on the MONITOR
+// list for the account's NOTIFYs: release takes it off when none follows.
+func (n *notifier) where(ctx context.Context, agentID string) (nick, account string, release func()) {
+	accounts, err := n.b.store.AccountsOf(ctx, agentID)
+	if err != nil {
+		return "", "", nil
+	}
+	for _, account := range accounts {
+		nick, ok := n.b.conn.Presence().Nick(account)
+		if !ok {
+			continue
+		}
+		// Watched before the WHO: a hand-over after its answer shows as
+		// MONITOR offline before the NOTIFY is written (transport.Conn.Watch).
+		release := n.b.conn.Watch(pircan.Sender{Account: account}, nick)
+		now, online, err := n.b.conn.WhoAccount(ctx, nick)
+		if err != nil {
+			release()
+			n.b.log.Debug().Err(err).Str("nick", nick).Msg("WHO failed; NOTIFY waits")
+			continue
+		}
+		if !online || pircan.FoldAccount(now) != pircan.FoldAccount(account) {
+			release()
+			n.b.log.Debug().Str("nick", nick).Str("account", account).Bool("online", online).Msg("nick no longer holds the account; NOTIFY waits")
+			n.b.conn.Presence().Forget(account, nick) // the nick left or changed hands
+			continue
+		}
+		return nick, account, release
+	}
+	return "", "", nil
+}

@@ -1,0 +1,230 @@
+package transport
+
+import (
+	"sync"
+	"time"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// PresenceTTL is how long a sighting counts (DESIGN: presence rule).
+const PresenceTTL = 24 * time.Hour
+
+// Presence remembers who holds which nick, as far as the server has told:
+// per account, the nick PIRCAN last saw using it (the only place its
+// replies and NOTIFYs may go), and the nicks of unidentified senders. It
+// forgets on QUIT, on a nick change or logout that leaves the account, on
+// MONITOR's offline, and after PresenceTTL. The transport feeds it on its
+// read goroutine, before anything else hears of the event, and the pacer
+// resolves every line's nick from it at the moment the line is written
+// (Conn.writeTo), under the same lock.
+type Presence struct {
+	mu        sync.Mutex
+	now       func() time.Time
+	casemap   pircan.Casemapping
+	byAccount map[string]sighting // folded account → where it was seen
+	byNick    map[string]holder   // folded nick → who holds it
+	lastSweep time.Time
+
+	// The server's MONITOR list for queued lines (address.go).
+	watches    map[string]*watch // folded nick → its entry
+	watchOf    map[string]string // pacer key → folded nick watched for it
+	monitorMax int               // entries the server allows; -1: no MONITOR
+}
+
+type sighting struct {
+	nick string
+	at   time.Time
+}
+
+// holder is who PIRCAN last saw on a nick: an account (folded), or an
+// unidentified sender ("": the nick itself is its only name).
+type holder struct {
+	account string
+	nick    string
+	at      time.Time
+}
+
+// NewPresence builds an empty table; now is the clock (nil: time.Now).
+func NewPresence(now func() time.Time) *Presence {
+	if now == nil {
+		now = time.Now
+	}
+	return &Presence{now: now, byAccount: map[string]sighting{}, byNick: map[string]holder{},
+		watches: map[string]*watch{}, watchOf: map[string]string{}, monitorMax: -1}
+}
+
+// SetCasemap sets how nicks and accounts are compared (the server's
+// CASEMAPPING), forgetting everyone: keys folded otherwise no longer match.
+func (p *Presence) SetCasemap(m pircan.Casemapping) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.casemap = m
+	p.clear()
+}
+
+func (p *Presence) fold(s string) string { return p.casemap.Fold(s) }
+
+// foldAccount: accounts are compared by pircan.FoldAccount, not the nick
+// casemapping.
+func foldAccount(s string) string { return pircan.FoldAccount(s) }
+
+// Seen records account using nick now; account "" records an unidentified
+// sender on nick (whoever held it with an account has left it). It reports
+// whether this is news (the account was not present, or used another
+// nick): the moment to deliver what waits for it.
+func (p *Presence) Seen(account, nick string) bool {
+	if nick == "" {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seen(account, nick)
+}
+
+func (p *Presence) seen(account, nick string) bool {
+	a, n, now := foldAccount(account), p.fold(nick), p.now()
+	if prev, taken := p.byNick[n]; taken && prev.account != a {
+		p.leave(prev.account, n) // the nick changed hands, or logged out
+	}
+	p.byNick[n] = holder{account: a, nick: nick, at: now}
+	p.sweep()
+	if account == "" {
+		return false
+	}
+	// An account may be on several nicks at once (several connections):
+	// the other nicks keep it until they are seen to leave it; this one is
+	// where it was seen last, where what is not for a given nick goes.
+	old, ok := p.byAccount[a]
+	moved := ok && p.fold(old.nick) != n
+	p.byAccount[a] = sighting{nick: nick, at: now}
+	return !ok || moved || now.Sub(old.at) > PresenceTTL
+}
+
+// leave records that account a (folded; "" for nobody) is no longer on
+// nick n: where it was seen last is no longer known.
+func (p *Presence) leave(a, n string) {
+	if s, ok := p.byAccount[a]; ok && a != "" && p.fold(s.nick) == n {
+		delete(p.byAccount, a)
+	}
+}
+
+// sweep drops sightings older than PresenceTTL now and then, so the table
+// follows the senders seen in the last day.
+func (p *Presence) sweep() {
+	now := p.now()
+	if now.Sub(p.lastSweep) < time.Hour {
+		return
+	}
+	p.lastSweep = now
+	for a, s := range p.byAccount {
+		if now.Sub(s.at) > PresenceTTL {
+			delete(p.byAccount, a)
+			if h := p.byNick[p.fold(s.nick)]; h.account == a {
+				delete(p.byNick, p.fold(s.nick))
+			}
+		}
+	}
+	for n, h := range p.byNick {
+		if now.Sub(h.at) > PresenceTTL {
+			delete(p.byNick, n)
+		}
+	}
+}
+
+// NickChanged follows a NICK. account is the account tag on the NICK line
+// ("" when the server sent none): the new nick keeps the old nick's account
+// only when the tag confirms it, or when no tag was available at all. An
+// unidentified sender's nick is its name: under a new nick it is someone
+// new, and what was queued for the old nick is not sent to it.
+func (p *Presence) NickChanged(oldNick, newNick, account string) (acct string, fresh bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h, ok := p.byNick[p.fold(oldNick)]
+	if ok {
+		delete(p.byNick, p.fold(oldNick))
+		p.leave(h.account, p.fold(oldNick))
+	}
+	switch {
+	case account != "":
+		return account, p.seen(account, newNick)
+	case ok && h.account != "":
+		return h.account, p.seen(h.account, newNick)
+	}
+	return "", false
+}
+
+// Gone forgets whoever used nick (QUIT, MONITOR offline).
+func (p *Presence) Gone(nick string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.gone(p.fold(nick))
+}
+
+func (p *Presence) gone(n string) {
+	if h, ok := p.byNick[n]; ok {
+		p.leave(h.account, n)
+		delete(p.byNick, n)
+	}
+}
+
+// LoggedOut follows ACCOUNT *: the account is no longer on nick, and what
+// was queued for either is not sent (the same client, but not the one the
+// account's lines were for).
+func (p *Presence) LoggedOut(nick string) { p.Gone(nick) }
+
+// Nick returns where account was last seen, if within PresenceTTL.
+func (p *Presence) Nick(account string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.nickOf(foldAccount(account))
+}
+
+func (p *Presence) nickOf(a string) (string, bool) {
+	s, ok := p.byAccount[a]
+	if !ok || p.now().Sub(s.at) > PresenceTTL {
+		return "", false
+	}
+	return s.nick, true
+}
+
+// holds reports the nick folded to n, if account a (folded) holds it.
+func (p *Presence) holds(a, n string) (string, bool) {
+	h, ok := p.byNick[n]
+	if !ok || h.account != a || p.now().Sub(h.at) > PresenceTTL {
+		return "", false
+	}
+	return h.nick, true
+}
+
+// guest reports the nick an unidentified sender folded to n still holds.
+func (p *Presence) guest(n string) (string, bool) { return p.holds("", n) }
+
+// Forget drops account's sighting on nick, which turned out to belong to
+// someone else (or no one). A sighting of the account on another nick
+// since (it renamed, and spoke) stands: the caller asked about nick.
+func (p *Presence) Forget(account, nick string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a, n := foldAccount(account), p.fold(nick)
+	if h, ok := p.byNick[n]; ok && h.account == a {
+		delete(p.byNick, n)
+	}
+	if s, ok := p.byAccount[a]; ok && p.fold(s.nick) == n {
+		delete(p.byAccount, a)
+	}
+}
+
+// Clear forgets everyone and the MONITOR list (after a disconnect nothing
+// seen before holds).
+func (p *Presence) Clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	p.watches, p.watchOf = map[string]*watch{}, map[string]string{}
+}
+
+func (p *Presence) clear() {
+	p.byAccount = map[string]sighting{}
+	p.byNick = map[string]holder{}
+}

@@ -1,9 +1,0 @@
-package server_test
-
-import (
-	"testing"
-
-	"github.com/creatimus/pircan/internal/bottest"
-)
-
-func TestMain(m *testing.M) { bottest.Main(m) }
