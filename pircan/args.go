@@ -35,49 +35,12 @@ func checkLabel(field, s string) *Error {
 	return nil
 }
 
-// checkOptionalText is checkText for a field that may be cleared with "".
-func checkOptionalText(field, s string, max int) *Error {
+// CheckOptionalText is checkText for a field that may be cleared with "".
+func CheckOptionalText(field, s string, max int) *Error {
 	if s == "" {
 		return nil
 	}
 	return checkText(field, s, max)
-}
-
-// checkRange returns the value of an optional whole-number field, or def.
-func checkRange(field string, v *int, min, max, def int) (int, *Error) {
-	if v == nil {
-		return def, nil
-	}
-	if *v < min || *v > max {
-		return 0, FieldError(CodeInvalidArgument, field, "%q must be from %d to %d.", field, min, max)
-	}
-	return *v, nil
-}
-
-// MaxOffset bounds paging so that a request cannot make the database walk
-// an arbitrarily long list.
-const MaxOffset = 10000
-
-func checkOffset(v *int) (int, *Error) { return checkRange("offset", v, 0, MaxOffset, 0) }
-
-// listReplies renders list items followed by the `<VERB>-END` line.
-func listReplies(itemVerb, verb string, items []Object, total, offset int) []Reply {
-	out := make([]Reply, 0, len(items)+1)
-	for _, it := range items {
-		out = append(out, Reply{Verb: itemVerb, Fields: it})
-	}
-	return append(out, Reply{Verb: verb + "-END", Fields: Object{
-		{"returned", len(items)}, {"total", total}, {"offset", offset}}})
-}
-
-func one(verb string, fields Object) []Reply { return []Reply{{Verb: verb, Fields: fields}} }
-
-// orNull renders "" as JSON null.
-func orNull(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // ValidID reports whether s is a UUID in its canonical text form, the shape

@@ -1,6 +1,11 @@
 package pircan
 
-import "fmt"
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
 
 // Code is one of the stable error codes of spec §2. The string values are
 // the wire values: never rename them.
@@ -29,6 +34,7 @@ type Error struct {
 	Code    Code
 	Message string
 	Field   string // the offending JSON field, for invalid_argument / empty / too_long
+	Ref     string // internal_error: the reference logged beside the cause (AsError)
 }
 
 func (e *Error) Error() string {
@@ -100,3 +106,21 @@ var (
 	ErrSelfReport      = fmt.Errorf("self report")
 	ErrDuplicateReport = fmt.Errorf("duplicate report")
 )
+
+// AsError is err as the protocol error a face shows: a protocol error as it
+// is; anything else (a store failure, a timeout) is internal_error with a
+// fresh Ref, which the face logs beside err so that an operator can find
+// it from what the caller quotes.
+func AsError(err error) *Error {
+	var perr *Error
+	if errors.As(err, &perr) {
+		return perr
+	}
+	return &Error{Code: CodeInternalError, Message: "Something went wrong on our side; quote the ref to the operator.", Ref: newRef()}
+}
+
+func newRef() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

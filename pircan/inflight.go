@@ -63,27 +63,17 @@ func (r *reads) skip(agent string) []string {
 }
 
 // handOut records message id as in flight to actor and returns the hook
-// for its n reply lines: once all n have reported, the message is marked
-// read if every line was delivered, else released to be returned again.
-func (r *reads) handOut(actor Actor, id string, n int) func(delivered bool) {
+// its face calls once with its fate: the message is marked read if it was
+// delivered, else released to be handed out again.
+func (r *reads) handOut(actor Actor, id string) func(delivered bool) {
 	r.mu.Lock()
 	if r.inflight[actor.AgentID] == nil {
 		r.inflight[actor.AgentID] = map[string]time.Time{}
 	}
 	r.inflight[actor.AgentID][id] = r.now()
 	r.mu.Unlock()
-	var mu sync.Mutex
-	left, all := n, true
-	return func(delivered bool) {
-		mu.Lock()
-		left--
-		all = all && delivered
-		last, ok := left == 0, all
-		mu.Unlock()
-		if last {
-			r.settled(actor, id, ok)
-		}
-	}
+	var once sync.Once
+	return func(delivered bool) { once.Do(func() { r.settled(actor, id, delivered) }) }
 }
 
 func (r *reads) settled(actor Actor, id string, delivered bool) {

@@ -1,37 +1,25 @@
 package pircan
 
-import "sort"
+// Notification types (spec §3 NOTIFY): a change writes one row of its type
+// for the agent it concerns; every face tells of them without content.
+const (
+	NotifyContactRequest = "contact_request"
+	NotifyMessage        = "message"
+	NotifyContactUpdate  = "contact_update"
+	NotifyAgreement      = "agreement_update"
+	NotifyTaskRequest    = "task_request"
+)
 
-// Notice is one waiting notification type of an agent, coalesced, with the
+// NotifyCountKey names the count each type carries, where it has one.
+var NotifyCountKey = map[string]string{
+	NotifyContactRequest: "pending",
+	NotifyMessage:        "unread",
+	NotifyTaskRequest:    "open",
+}
+
+// Notification is one waiting notification type of an agent, coalesced, with the
 // current count where the type has one (-1: none).
-type Notice struct {
+type Notification struct {
 	Type  string
 	Count int
-}
-
-// countKey names the count each NOTIFY type carries (spec §3 NOTIFY).
-var countKey = map[string]string{
-	"contact_request": "pending",
-	"message":         "unread",
-	"task_request":    "open",
-}
-
-// NotifyReplies renders one content-free NOTIFY line per type: never a
-// name, purpose or text, since a nick can change hands. A type whose count
-// dropped to zero (already read, say) is not sent; one whose count is not
-// known here (-1: tasks, until PIRCAN counts them) is sent without it.
-func NotifyReplies(notices []Notice) []Reply {
-	sort.Slice(notices, func(i, j int) bool { return notices[i].Type < notices[j].Type })
-	var out []Reply
-	for _, n := range notices {
-		f := Object{{"type", n.Type}}
-		if key, ok := countKey[n.Type]; ok && n.Count >= 0 {
-			if n.Count == 0 {
-				continue
-			}
-			f = append(f, Field{key, n.Count})
-		}
-		out = append(out, Reply{Verb: "NOTIFY", Fields: f})
-	}
-	return out
 }

@@ -149,48 +149,44 @@ type PendingBinding struct {
 // cannot name another owner or clear it.
 var ErrOwnerConfirmed = errors.New("owner confirmed")
 
-func login(ctx context.Context, c *call) ([]Reply, error) {
-	var a struct {
-		Code *string `json:"code"`
-	}
-	if err := c.req.Decode(&a); err != nil {
-		return nil, err
+// LoginArgs carry the code the owner portal shows.
+type LoginArgs struct {
+	Code *string `json:"code"`
+}
+
+// Login approves the browser waiting with the code, as the caller's account.
+func (s *Service) Login(ctx context.Context, c Caller, a LoginArgs) (LoginResult, error) {
+	if err := c.identified(); err != nil {
+		return LoginResult{}, err
 	}
 	if a.Code == nil {
-		return nil, FieldError(CodeInvalidArgument, "code", `"code" is required: the code the owner portal shows, like BCDF-GHJK.`)
+		return LoginResult{}, FieldError(CodeInvalidArgument, "code", `"code" is required: the code the owner portal shows, like BCDF-GHJK.`)
 	}
 	code, ok := NormalizeCode(*a.Code)
 	if !ok {
-		return nil, FieldError(CodeInvalidArgument, "code", "A code is two groups of four letters, like BCDF-GHJK.")
+		return LoginResult{}, FieldError(CodeInvalidArgument, "code", "A code is two groups of four letters, like BCDF-GHJK.")
 	}
-	res, err := c.svc.store.Login(ctx, c.sender.Account, code, c.svc.cfg.Limits)
+	res, err := s.store.Login(ctx, c.Account, code, s.cfg.Limits)
 	switch {
 	case errors.Is(err, ErrRateLimited):
-		return nil, Errorf(CodeRateLimited, "At most %d LOGIN attempts per hour.", c.svc.cfg.Limits.LoginsHour)
+		return LoginResult{}, Errorf(CodeRateLimited, "At most %d LOGIN attempts per hour.", s.cfg.Limits.LoginsHour)
 	case errors.Is(err, ErrNotFound):
-		return nil, FieldError(CodeNotFound, "code", "No browser is waiting with that code: it is wrong, older than 10 minutes, or already used. Get a new code in the portal.")
+		return LoginResult{}, FieldError(CodeNotFound, "code", "No browser is waiting with that code: it is wrong, older than 10 minutes, or already used. Get a new code in the portal.")
 	case err != nil:
-		return nil, err
+		return LoginResult{}, err
 	}
-	browser := res.Browser
-	if browser == "" {
-		browser = "(unknown browser)"
+	if res.Browser == "" {
+		res.Browser = "(unknown browser)"
 	}
-	return one("LOGIN", Object{
-		{"signed_in", true}, {"account", Text(res.Account)}, {"browser", Text(browser)},
-		{"started_at", res.StartedAt.UTC().Format("15:04 UTC")}, {"warning", LoginWarning},
-	}), nil
+	return res, nil
 }
 
-func logout(ctx context.Context, c *call) ([]Reply, error) {
-	if err := c.req.Decode(&struct{}{}); err != nil {
-		return nil, err
+// Logout ends every portal session of the caller's account and says how many.
+func (s *Service) Logout(ctx context.Context, c Caller) (int, error) {
+	if err := c.identified(); err != nil {
+		return 0, err
 	}
-	n, err := c.svc.store.Logout(ctx, c.sender.Account)
-	if err != nil {
-		return nil, err
-	}
-	return one("LOGOUT", Object{{"sessions_ended", n}}), nil
+	return s.store.Logout(ctx, c.Account)
 }
 
 // maxAccount bounds an account name given in OWNER (NickServ accounts are
@@ -209,23 +205,35 @@ func CheckAccountName(field, s string) *Error {
 	return nil
 }
 
-// ownerNote tells the agent what happens after it named an owner.
-const ownerNote = "Pending until that account signs in to the owner portal (LOGIN from its own nick) and confirms."
+// OwnerNote tells the agent what happens after it named an owner.
+const OwnerNote = "Pending until that account signs in to the owner portal (LOGIN from its own nick) and confirms."
 
-// owner is OWNER: with no argument it shows the owner binding;
-// {"account":"alice"} names an owner (pending until alice confirms in the
-// portal); {"clear":true} withdraws a pending or declined one. A confirmed
-// owner binds the agent: only that owner (portal) or an operator ends it.
-func owner(ctx context.Context, c *call) ([]Reply, error) {
-	var a struct {
-		Account *string `json:"account"`
-		Clear   *bool   `json:"clear"`
-	}
-	if err := c.req.Decode(&a); err != nil {
-		return nil, err
+// OwnerArgs show the owner binding (none given), name an owner (Account:
+// pending until that account confirms in the portal) or withdraw a pending
+// or declined one (Clear).
+type OwnerArgs struct {
+	Account *string `json:"account"`
+	Clear   *bool   `json:"clear"`
+}
+
+// OwnerResult is the caller's owner binding after the call (nil: none),
+// and, after a Clear, the account the withdrawn one named ("": none).
+type OwnerResult struct {
+	Binding *Binding
+	Named   bool // this call named Binding's account
+	Cleared bool
+	Was     string
+}
+
+// Owner shows, names or withdraws the caller's owner. A confirmed owner
+// binds the agent: only that owner (portal) or an operator ends it.
+func (s *Service) Owner(ctx context.Context, c Caller, a OwnerArgs) (OwnerResult, error) {
+	agent, perr := c.agent()
+	if perr != nil {
+		return OwnerResult{}, perr
 	}
 	confirmed := func(err error) error {
-		b, _ := c.svc.store.OwnerBinding(ctx, c.agent.ID)
+		b, _ := s.store.OwnerBinding(ctx, agent.ID)
 		who := "your owner"
 		if b != nil {
 			who = b.Account
@@ -236,49 +244,39 @@ func owner(ctx context.Context, c *call) ([]Reply, error) {
 	}
 	switch {
 	case a.Account != nil && a.Clear != nil:
-		return nil, FieldError(CodeInvalidArgument, "clear", `Give "account" or "clear", not both.`)
+		return OwnerResult{}, FieldError(CodeInvalidArgument, "clear", `Give "account" or "clear", not both.`)
 	case a.Clear != nil:
 		if !*a.Clear {
-			return nil, FieldError(CodeInvalidArgument, "clear", `"clear" is true, or leave it out.`)
+			return OwnerResult{}, FieldError(CodeInvalidArgument, "clear", `"clear" is true, or leave it out.`)
 		}
-		old, err := c.svc.store.ClearOwner(ctx, c.actor())
+		old, err := s.store.ClearOwner(ctx, c.actor())
 		if err != nil {
-			return nil, confirmed(err)
+			return OwnerResult{}, confirmed(err)
 		}
-		var was any
+		out := OwnerResult{Cleared: true}
 		if old != nil {
-			was = Text(old.Account)
+			out.Was = old.Account
 		}
-		return one("OWNER", Object{{"account", nil}, {"status", "none"}, {"cleared", was}}), nil
+		return out, nil
 	case a.Account != nil:
 		if err := CheckAccountName("account", *a.Account); err != nil {
-			return nil, err
+			return OwnerResult{}, err
 		}
-		if FoldAccount(*a.Account) == FoldAccount(c.sender.Account) {
-			return nil, FieldError(CodeInvalidArgument, "account", "That is your own account; without another owner it already acts as your owner.")
+		if FoldAccount(*a.Account) == FoldAccount(c.Account) {
+			return OwnerResult{}, FieldError(CodeInvalidArgument, "account", "That is your own account; without another owner it already acts as your owner.")
 		}
-		b, err := c.svc.store.NameOwner(ctx, c.actor(), *a.Account)
+		b, err := s.store.NameOwner(ctx, c.actor(), *a.Account)
+		if errors.Is(err, ErrCooldown) {
+			return OwnerResult{}, FieldError(CodeCooldown, "account", "That account declined to be your owner in the last 24 hours.")
+		}
 		if err != nil {
-			if errors.Is(err, ErrCooldown) {
-				return nil, FieldError(CodeCooldown, "account", "That account declined to be your owner in the last 24 hours.")
-			}
-			return nil, confirmed(err)
+			return OwnerResult{}, confirmed(err)
 		}
-		return one("OWNER", Object{{"account", Text(b.Account)}, {"status", b.Status}, {"note", ownerNote}}), nil
+		return OwnerResult{Binding: &b, Named: true}, nil
 	}
-	b, err := c.svc.store.OwnerBinding(ctx, c.agent.ID)
+	b, err := s.store.OwnerBinding(ctx, agent.ID)
 	if err != nil {
-		return nil, err
+		return OwnerResult{}, err
 	}
-	if b == nil {
-		return one("OWNER", Object{{"account", nil}, {"status", "none"}}), nil
-	}
-	out := Object{{"account", Text(b.Account)}, {"status", b.Status}, {"since", timeText(b.NamedAt)}}
-	if b.Status != BindingPending {
-		out[2] = Field{"since", timeText(b.DecidedAt)}
-	}
-	if b.Status == BindingConfirmed && b.Owner != nil {
-		out = append(out, Field{"name", Text(b.Owner.Name)}, Field{"verification", b.Owner.Verification})
-	}
-	return one("OWNER", out), nil
+	return OwnerResult{Binding: b}, nil
 }

@@ -3,12 +3,9 @@ package pircan
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 )
 
-// MaxReportDetails is the cap on a REPORT's details, in characters.
-const MaxReportDetails = 300
+// Reports (spec §3 REPORT): an agent flags another to the operators.
 
 // ReportCategories are the categories of REPORT, in the order HELP lists them.
 var ReportCategories = []string{"spam", "abuse", "impersonation", "malware", "other"}
@@ -25,40 +22,36 @@ func (r NewReport) String() string {
 	return fmt.Sprintf("report on %s (%s, %d bytes)", r.Reported, r.Category, len(r.Details))
 }
 
-func report(ctx context.Context, c *call) ([]Reply, error) {
-	var a struct {
-		AgentID  *string `json:"agent_id"`
-		Category *string `json:"category"`
-		Details  *string `json:"details"`
-	}
-	if err := c.req.Decode(&a); err != nil {
-		return nil, err
-	}
-	id, err := requiredID("agent_id", a.AgentID)
+// ReportArgs flag an agent: what it did, in one category.
+type ReportArgs struct {
+	AgentID  *string `json:"agent_id" check:"required,id"`
+	Category *string `json:"category" check:"required,enum=@categories"`
+	Details  *string `json:"details" check:"required,text=300"`
+}
+
+var errSelfReport = Errorf(CodeSelfReport, "You cannot report your own agent.")
+
+// Report files a report; it stays open until an operator resolves it.
+func (s *Service) Report(ctx context.Context, c Caller, a ReportArgs) (string, error) {
+	agent, err := c.agent()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	if a.Category == nil || !slices.Contains(ReportCategories, *a.Category) {
-		return nil, FieldError(CodeInvalidArgument, "category", `"category" is one of %s.`, strings.Join(ReportCategories, ", "))
+	if err := checkArgs(&a, c.Sizes); err != nil {
+		return "", err
 	}
-	if a.Details == nil {
-		return nil, FieldError(CodeInvalidArgument, "details", `"details" is required: say what the agent did.`)
+	if *a.AgentID == agent.ID {
+		return "", errSelfReport
 	}
-	if err := checkText("details", *a.Details, MaxReportDetails); err != nil {
-		return nil, err
-	}
-	if id == c.agent.ID {
-		return nil, Errorf(CodeSelfReport, "You cannot report your own agent.")
-	}
-	l := c.svc.cfg.Limits
-	reportID, serr := c.svc.store.Report(ctx, c.actor(), NewReport{Reported: id, Category: *a.Category, Details: *a.Details}, l)
+	l := s.cfg.Limits
+	id, serr := s.store.Report(ctx, c.actor(), NewReport{Reported: *a.AgentID, Category: *a.Category, Details: *a.Details}, l)
 	if serr != nil {
-		return nil, ruleErrors(serr, map[error]*Error{
-			ErrSelfReport:      Errorf(CodeSelfReport, "You cannot report your own agent."),
-			ErrUnknownAgent:    FieldError(CodeUnknownAgent, "agent_id", "No agent %s. Find agents with PIRCAN/1 FIND.", id),
+		return "", ruleErrors(serr, map[error]*Error{
+			ErrSelfReport:      errSelfReport,
+			ErrUnknownAgent:    FieldError(CodeUnknownAgent, "agent_id", "No agent %s. Find agents with PIRCAN/1 FIND.", *a.AgentID),
 			ErrDuplicateReport: Errorf(CodeDuplicateReport, "You already have an open report on this agent; the operators will look at it."),
 			ErrRateLimited:     Errorf(CodeRateLimited, "At most %d reports per hour.", l.ReportsHour),
 		})
 	}
-	return one("REPORT", Object{{"report_id", reportID}, {"status", "open"}}), nil
+	return id, nil
 }

@@ -61,6 +61,27 @@ type Store interface {
 	// Report files a report on another agent; the hourly limit and the one
 	// open report per reported agent hold under racing reports.
 	Report(ctx context.Context, actor Actor, r NewReport, l Limits) (reportID string, err error)
+
+	OwnerStore
+}
+
+// OwnerStore is the part of the Store behind the owner portal. Every
+// change names the owner's account and session (audit log) and an agent
+// the account owns; any other agent is ErrNotFound, a read-only one
+// ErrNotAuthorized.
+type OwnerStore interface {
+	StartSignIn(ctx context.Context, in NewSignIn, limit int) (PortalSession, error)
+	PortalSession(ctx context.Context, secretSHA256 []byte) (PortalSession, error)
+	Owner(ctx context.Context, account string) (*Owner, error)
+	OwnedAgents(ctx context.Context, account string) ([]OwnedAgent, error)
+	PortalSessions(ctx context.Context, account string) ([]SessionItem, error)
+	OwnerSetPolicy(ctx context.Context, account, session, agentID, policy string) error
+	OwnerDecide(ctx context.Context, account, session, agentID string, d Decision) (DecisionResult, error)
+	OwnerRevoke(ctx context.Context, account, session, agentID, agreementID string) error
+	EndPortalSession(ctx context.Context, account, bySession, sessionID string) error
+	PendingBindings(ctx context.Context, account string) ([]PendingBinding, error)
+	DecideBinding(ctx context.Context, account, session, agentID string, confirm bool) error
+	ReleaseAgent(ctx context.Context, account, session, agentID string) error
 }
 
 // Actor is who makes a change, for rules and the audit log.
@@ -128,8 +149,11 @@ type Decision struct {
 	TTLDays   int
 }
 
-// DecisionResult is what an ACCEPT created.
+// DecisionResult is a decided request: an ACCEPT's agreement, with the
+// scopes granted and its end.
 type DecisionResult struct {
+	RequestID   string
+	Status      string // accepted, declined, cancelled
 	AgreementID string
 	Scopes      []string
 	ExpiresAt   time.Time

@@ -9,14 +9,6 @@ import (
 	"github.com/creatimus/pircan/store/db"
 )
 
-// Notification types (spec §3 NOTIFY).
-const (
-	NotifyContactRequest = "contact_request"
-	NotifyMessage        = "message"
-	NotifyContactUpdate  = "contact_update"
-	NotifyAgreement      = "agreement_update"
-)
-
 // Policy implements pircan.Store.
 func (s *Store) Policy(ctx context.Context, agentID string) (string, bool, error) {
 	var policy string
@@ -118,14 +110,14 @@ func (s *Store) Contact(ctx context.Context, actor pircan.Actor, r pircan.NewCon
 		}
 		switch status {
 		case "pending":
-			return notify(ctx, q, r.To, NotifyContactRequest)
+			return notify(ctx, q, r.To, pircan.NotifyContactRequest)
 		case "accepted":
 			g, err := createAgreement(ctx, q, actor, row.ID, me, r.To, r.Scopes, r.TTLDays)
 			res.AgreementID = g.ID
 			if err != nil {
 				return err
 			}
-			return notify(ctx, q, r.To, NotifyAgreement)
+			return notify(ctx, q, r.To, pircan.NotifyAgreement)
 		}
 		return nil
 	})
@@ -245,20 +237,20 @@ func (s *Store) Decide(ctx context.Context, actor pircan.Actor, d pircan.Decisio
 		}
 		switch d.Kind {
 		case pircan.DecideCancel:
-			return notify(ctx, q, req.ToAgent, NotifyContactUpdate)
+			return notify(ctx, q, req.ToAgent, pircan.NotifyContactUpdate)
 		case pircan.DecideDecline:
-			return notify(ctx, q, req.FromAgent, NotifyContactUpdate)
+			return notify(ctx, q, req.FromAgent, pircan.NotifyContactUpdate)
 		}
 		g, err := createAgreement(ctx, q, actor, req.ID, req.FromAgent, req.ToAgent, scopes, ttl)
 		if err != nil {
 			return err
 		}
 		res = pircan.DecisionResult{AgreementID: g.ID, Scopes: scopes, ExpiresAt: g.ExpiresAt}
-		if err := notify(ctx, q, req.FromAgent, NotifyContactUpdate); err != nil {
+		if err := notify(ctx, q, req.FromAgent, pircan.NotifyContactUpdate); err != nil {
 			return err
 		}
 		if actor.ByOwner { // the agent itself learns of its owner's decision
-			return notify(ctx, q, req.ToAgent, NotifyAgreement)
+			return notify(ctx, q, req.ToAgent, pircan.NotifyAgreement)
 		}
 		return nil
 	})
@@ -312,7 +304,7 @@ func (s *Store) Revoke(ctx context.Context, actor pircan.Actor, agreementID stri
 		if other == actor.AgentID {
 			other = g.Target
 		}
-		return notify(ctx, q, other, NotifyAgreement)
+		return notify(ctx, q, other, pircan.NotifyAgreement)
 	})
 }
 

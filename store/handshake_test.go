@@ -1379,47 +1379,47 @@ func TestNotificationsForEveryChange(t *testing.T) {
 	}
 
 	r1 := h.mustContact(a, b)
-	expect("pending request", note{b.ID, store.NotifyContactRequest})
+	expect("pending request", note{b.ID, pircan.NotifyContactRequest})
 	sameTx("pending request", "SELECT created_at FROM contact_requests WHERE id = $1", r1.RequestID)
 
 	ra := h.mustContact(a, auto)
 	if ra.Status != "accepted" {
 		t.Fatal(ra.Status)
 	}
-	expect("auto-accept", note{auto.ID, store.NotifyAgreement})
+	expect("auto-accept", note{auto.ID, pircan.NotifyAgreement})
 	sameTx("auto-accept", "SELECT created_at FROM agreements WHERE id = $1", ra.AgreementID)
 
 	res, err := h.decide(act(b), pircan.DecideAccept, r1.RequestID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	expect("accept", note{a.ID, store.NotifyContactUpdate})
+	expect("accept", note{a.ID, pircan.NotifyContactUpdate})
 	sameTx("accept", "SELECT decided_at FROM contact_requests WHERE id = $1", r1.RequestID)
 
 	r2 := h.mustContact(c, b)
-	expect("second request", note{b.ID, store.NotifyContactRequest})
+	expect("second request", note{b.ID, pircan.NotifyContactRequest})
 	if _, err := h.decide(act(b), pircan.DecideDecline, r2.RequestID); err != nil {
 		t.Fatal(err)
 	}
-	expect("decline", note{c.ID, store.NotifyContactUpdate})
+	expect("decline", note{c.ID, pircan.NotifyContactUpdate})
 	sameTx("decline", "SELECT decided_at FROM contact_requests WHERE id = $1", r2.RequestID)
 
 	r3 := h.mustContact(a, c)
-	expect("third request", note{c.ID, store.NotifyContactRequest})
+	expect("third request", note{c.ID, pircan.NotifyContactRequest})
 	if _, err := h.decide(act(a), pircan.DecideCancel, r3.RequestID); err != nil {
 		t.Fatal(err)
 	}
-	expect("cancel", note{c.ID, store.NotifyContactUpdate})
+	expect("cancel", note{c.ID, pircan.NotifyContactUpdate})
 
 	r4 := h.mustContact(a, o)
-	expect("request to owner-decides", note{o.ID, store.NotifyContactRequest})
+	expect("request to owner-decides", note{o.ID, pircan.NotifyContactRequest})
 	if _, err := h.decide(owner(o), pircan.DecideAccept, r4.RequestID); err != nil {
 		t.Fatal(err)
 	}
-	expect("owner accepts", note{a.ID, store.NotifyContactUpdate}, note{o.ID, store.NotifyAgreement})
+	expect("owner accepts", note{a.ID, pircan.NotifyContactUpdate}, note{o.ID, pircan.NotifyAgreement})
 
 	m := h.mustSend(a, b, "hello", "")
-	expect("send", note{b.ID, store.NotifyMessage})
+	expect("send", note{b.ID, pircan.NotifyMessage})
 	sameTx("send", "SELECT created_at FROM messages WHERE id = $1", m.MessageID)
 
 	if _, _, err := h.s.Inbox(h.ctx, act(b), 5, nil); err != nil {
@@ -1430,12 +1430,12 @@ func TestNotificationsForEveryChange(t *testing.T) {
 	if err := h.s.Revoke(h.ctx, act(b), res.AgreementID); err != nil {
 		t.Fatal(err)
 	}
-	expect("revoke by the target", note{a.ID, store.NotifyAgreement})
+	expect("revoke by the target", note{a.ID, pircan.NotifyAgreement})
 	sameTx("revoke", "SELECT revoked_at FROM agreements WHERE id = $1", res.AgreementID)
 	if err := h.s.Revoke(h.ctx, act(a), ra.AgreementID); err != nil {
 		t.Fatal(err)
 	}
-	expect("revoke by the requester", note{auto.ID, store.NotifyAgreement})
+	expect("revoke by the requester", note{auto.ID, pircan.NotifyAgreement})
 }
 
 func TestFailedChangesWriteNothing(t *testing.T) {
@@ -1485,7 +1485,7 @@ func TestFailedChangesWriteNothing(t *testing.T) {
 	}
 }
 
-func noticeMap(ns []pircan.Notice) map[string]int {
+func noticeMap(ns []pircan.Notification) map[string]int {
 	out := map[string]int{}
 	for _, n := range ns {
 		if _, dup := out[n.Type]; dup {
@@ -1530,7 +1530,7 @@ func TestClaimNoticesCoalesces(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := noticeMap(ns)
-	want := map[string]int{store.NotifyMessage: 3, store.NotifyContactRequest: 2, store.NotifyContactUpdate: -1}
+	want := map[string]int{pircan.NotifyMessage: 3, pircan.NotifyContactRequest: 2, pircan.NotifyContactUpdate: -1}
 	if len(ns) != 3 || !mapsEqual(got, want) {
 		t.Fatalf("notices %+v, want %v", ns, want)
 	}
@@ -1597,7 +1597,7 @@ func TestRacingClaimsDeliverOnce(t *testing.T) {
 	wg.Wait()
 	// Each notification row is claimed once; a type may reach two claimers
 	// only if its rows were split between them, never more often than rows.
-	if got[store.NotifyContactRequest] != 1 || got[store.NotifyMessage] < 1 || got[store.NotifyMessage] > 5 {
+	if got[pircan.NotifyContactRequest] != 1 || got[pircan.NotifyMessage] < 1 || got[pircan.NotifyMessage] > 5 {
 		t.Errorf("racing claims delivered %v", got)
 	}
 	if n := h.count("SELECT count(*) FROM notifications WHERE agent_id = $1 AND delivered_at IS NULL", a.ID); n != 0 {
@@ -1623,7 +1623,7 @@ func TestNoticesOlderThanADayAreNotDelivered(t *testing.T) {
 	h.mustSend(a, b, "new", "")
 	h.exec("UPDATE notifications SET created_at = created_at - interval '23 hours' WHERE agent_id = $1 AND delivered_at IS NULL AND created_at > now() - interval '1 hour'", b.ID)
 	ns, err := h.s.ClaimNotices(h.ctx, b.ID)
-	if err != nil || len(ns) != 1 || ns[0].Type != store.NotifyMessage || ns[0].Count != 2 {
+	if err != nil || len(ns) != 1 || ns[0].Type != pircan.NotifyMessage || ns[0].Count != 2 {
 		t.Fatalf("23-hour-old notification: %+v %v (count is the current unread, 2)", ns, err)
 	}
 }

@@ -55,7 +55,7 @@ func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessag
 			"conversation_id": row.ConversationID, "hop": p.Hop, "bytes": len(m.Text)}); err != nil {
 			return err
 		}
-		return notify(ctx, q, m.To, NotifyMessage)
+		return notify(ctx, q, m.To, pircan.NotifyMessage)
 	})
 	return sent, err
 }

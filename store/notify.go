@@ -9,8 +9,8 @@ import (
 
 // ClaimNotices takes an agent's waiting notifications (the last 24 hours)
 // for delivery and returns one Notice per type with the count as of now.
-func (s *Store) ClaimNotices(ctx context.Context, agentID string) ([]pircan.Notice, error) {
-	var out []pircan.Notice
+func (s *Store) ClaimNotices(ctx context.Context, agentID string) ([]pircan.Notification, error) {
+	var out []pircan.Notification
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		types, err := q.ClaimNotifications(ctx, agentID)
 		if err != nil {
@@ -22,15 +22,15 @@ func (s *Store) ClaimNotices(ctx context.Context, agentID string) ([]pircan.Noti
 				continue
 			}
 			seen[t] = true
-			n := pircan.Notice{Type: t, Count: -1}
+			n := pircan.Notification{Type: t, Count: -1}
 			switch t {
-			case NotifyContactRequest:
+			case pircan.NotifyContactRequest:
 				c, err := q.CountPendingIncoming(ctx, agentID)
 				if err != nil {
 					return err
 				}
 				n.Count = int(c)
-			case NotifyMessage:
+			case pircan.NotifyMessage:
 				c, err := q.CountUnread(ctx, agentID)
 				if err != nil {
 					return err

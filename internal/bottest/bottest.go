@@ -24,6 +24,7 @@ import (
 	"github.com/creatimus/pircan/internal/pgtest"
 	"github.com/creatimus/pircan/pircan"
 	pircanbot "github.com/creatimus/pircan/pircan/bot"
+	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
 )
 
@@ -431,7 +432,7 @@ func (r Reply) String() string { return r.Raw }
 // ParseReply reads a `PIRCAN/1 VERB {json}` line.
 func ParseReply(text string) (Reply, error) {
 	r := Reply{Raw: text}
-	rest, ok := strings.CutPrefix(text, pircan.Prefix+" ")
+	rest, ok := strings.CutPrefix(text, irc.Prefix+" ")
 	if !ok {
 		return r, fmt.Errorf("not a PIRCAN/1 reply: %q", text)
 	}
@@ -476,7 +477,7 @@ func (a *Agent) next(want func(verb string) bool) Reply {
 		if !fromBot(m) {
 			return false
 		}
-		verb, _, _ := strings.Cut(strings.TrimPrefix(m.Params[1], pircan.Prefix+" "), " ")
+		verb, _, _ := strings.Cut(strings.TrimPrefix(m.Params[1], irc.Prefix+" "), " ")
 		return want(verb)
 	})
 	if err != nil {
@@ -494,7 +495,7 @@ func (a *Agent) NoNotify(d time.Duration) {
 	a.t.Helper()
 	fromBot := a.FromBot()
 	if err := a.ExpectNone(d, func(m ircmsg.Message) bool {
-		return fromBot(m) && strings.HasPrefix(m.Params[1], pircan.Prefix+" NOTIFY ")
+		return fromBot(m) && strings.HasPrefix(m.Params[1], irc.Prefix+" NOTIFY ")
 	}); err != nil {
 		a.t.Fatalf("%s: expected no NOTIFY: %v", a.Nick(), err)
 	}

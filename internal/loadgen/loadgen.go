@@ -35,6 +35,7 @@ import (
 
 	"github.com/creatimus/pircan/internal/echobot"
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 )
 
 // DefaultPerAgentPerMinute is the default request rate of one agent: under
@@ -395,7 +396,7 @@ func (r *run) handle(a *agent, m ircmsg.Message, at time.Time) {
 
 // parseLine splits `PIRCAN/1 VERB {json}`.
 func parseLine(text string) (verb string, f fields, ok bool) {
-	rest, ok := strings.CutPrefix(text, pircan.Prefix+" ")
+	rest, ok := strings.CutPrefix(text, irc.Prefix+" ")
 	if !ok {
 		return "", f, false
 	}
@@ -618,7 +619,7 @@ func requestLine(verb, body, id string) string {
 	default:
 		body = strings.TrimSuffix(body, "}") + "," + idField + "}"
 	}
-	return pircan.Prefix + " " + verb + " " + body
+	return irc.Prefix + " " + verb + " " + body
 }
 
 // ask sends a setup request and waits for its reply.

@@ -22,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
 	"github.com/creatimus/pircan/store"
 )
@@ -53,6 +54,7 @@ type Bot struct {
 	log   zerolog.Logger
 	store *store.Store
 	svc   *pircan.Service
+	irc   *irc.Face
 	conn  *transport.Conn
 	jobs  *dispatcher
 	notes *notifier
@@ -94,8 +96,9 @@ func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
 		return nil, err
 	}
 	conn := transport.New(cfg.IRC, log.With().Str("component", "irc").Logger())
-	svc := pircan.NewService(st, conn, pircan.Config{Lobby: cfg.IRC.Lobby, Limits: cfg.Limits}, log)
-	b := &Bot{cfg: cfg, log: log, store: st, svc: svc, conn: conn,
+	svc := pircan.NewService(st, pircan.Config{Limits: cfg.Limits}, log)
+	face := irc.New(svc, conn, irc.Config{Lobby: cfg.IRC.Lobby, Limits: cfg.Limits}, log)
+	b := &Bot{cfg: cfg, log: log, store: st, svc: svc, irc: face, conn: conn,
 		jobs: newDispatcher(cfg.Workers, perSenderQueue(cfg.Limits))}
 	b.notes = newNotifier(b)
 	return b, nil
@@ -330,7 +333,7 @@ func (b *Bot) handle(ctx context.Context, ev transport.Event) {
 		b.submit(ctx, ev)
 	case transport.Joined:
 		if fold := ev.Sender.Casemap.Fold; fold(ev.Channel) == fold(b.cfg.IRC.Lobby) {
-			replies, out := b.svc.Welcome(ev.Sender, ev.Origin)
+			replies, out := b.irc.Welcome(ev.Sender, ev.Origin)
 			b.metrics().welcomes.WithLabelValues(out.String()).Inc()
 			b.reply(ev.Sender, replies)
 		}
@@ -368,7 +371,7 @@ func (b *Bot) submit(ctx context.Context, ev transport.Event) {
 		b.metrics().refused.WithLabelValues(class, "sender_queue").Inc()
 		if !guest {
 			b.log.Info().Str("account", ev.Sender.Account).Str("nick", ev.Sender.Nick).Msg("request queue full: rate limited")
-			b.reply(ev.Sender, b.svc.Overloaded(ev.Text, overloadRetry))
+			b.reply(ev.Sender, b.irc.Overloaded(ev.Text, overloadRetry))
 		}
 	case refusedQuiet:
 		b.metrics().refused.WithLabelValues(class, "sender_queue").Inc()
@@ -422,10 +425,10 @@ func (b *Bot) serve(ctx context.Context, ev transport.Event) {
 
 // reply queues replies for to: its account when it has one (the nick is
 // looked up as each line is written, see transport.Conn.Notice), else its nick.
-func (b *Bot) reply(to pircan.Sender, replies []pircan.Reply) {
+func (b *Bot) reply(to irc.Sender, replies []irc.Reply) {
 	lines := make([]transport.Line, 0, len(replies))
 	for _, r := range replies {
-		line, err := pircan.Encode(r)
+		line, err := irc.Encode(r)
 		if err != nil {
 			b.log.Error().Err(err).Str("verb", r.Verb).Msg("reply does not fit")
 			if r.Done != nil {

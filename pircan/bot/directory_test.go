@@ -9,6 +9,7 @@ import (
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 )
 
 func TestHelloRegistersAndUpdates(t *testing.T) {
@@ -200,7 +201,7 @@ func testRepliesStayOneSafeLine(t *testing.T, kind ircnet.Kind) {
 	}
 	a.Send(`PIRCAN/1 FIND {"id":"t"}`)
 	for _, line := range []string{a.NextLine(), a.NextLine()} {
-		if len(line) > pircan.MaxReplyBytes || strings.ContainsAny(line, "\r\n\x00") {
+		if len(line) > irc.MaxReplyBytes || strings.ContainsAny(line, "\r\n\x00") {
 			t.Fatalf("unsafe line (%d bytes): %q", len(line), line)
 		}
 		r, err := bottest.ParseReply(line)

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
 )
 
@@ -41,12 +42,13 @@ func TestPresenceLostKeepsPresenceAndCounts(t *testing.T) {
 func TestFullSenderQueueIsToldOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &Bot{log: zerolog.Nop(), conn: transport.New(transport.Config{}, zerolog.Nop()),
-			svc: pircan.NewService(nil, nil, pircan.Config{Limits: pircan.DefaultLimits}, zerolog.Nop()),
+			irc: irc.New(pircan.NewService(nil, pircan.Config{Limits: pircan.DefaultLimits}, zerolog.Nop()), nil,
+				irc.Config{Limits: pircan.DefaultLimits}, zerolog.Nop()),
 			cfg: Config{Timeout: time.Second}, jobs: newDispatcher(1, 1)}
 		release := make(chan struct{})
 		b.jobs.submit("a:alice", false, func() { <-release })
 		synctest.Wait() // running: the queue is empty, with room for one
-		ev := transport.Event{Kind: transport.Request, Sender: pircan.Sender{Account: "alice", Nick: "alice"},
+		ev := transport.Event{Kind: transport.Request, Sender: irc.Sender{Account: "alice", Nick: "alice"},
 			Text: `PIRCAN/1 ECHO {"id":"e"}`}
 		for range 3 {
 			b.submit(context.Background(), ev)

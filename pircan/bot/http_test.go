@@ -20,7 +20,6 @@ import (
 	"github.com/creatimus/pircan/pircan"
 	pircanbot "github.com/creatimus/pircan/pircan/bot"
 	"github.com/creatimus/pircan/pircan/irc/transport"
-	"github.com/creatimus/pircan/store"
 )
 
 var httpClient = &http.Client{Timeout: 10 * time.Second}
@@ -288,7 +287,7 @@ func TestMetrics(t *testing.T) {
 	b := bot.Agents(t, "metricsb", 1)[0]
 	idB := b.Hello("")
 	b.Close()
-	if err := bot.Store().NotifyAgent(context.Background(), idB, store.NotifyMessage); err != nil {
+	if err := bot.Store().NotifyAgent(context.Background(), idB, pircan.NotifyMessage); err != nil {
 		t.Fatal(err)
 	}
 	if v := gaugeValue(t, scrape(t, bot), "pircan_notify_waiting"); v < 1 {

@@ -10,6 +10,7 @@ import (
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 )
 
 // agree makes a an agreement with b (b auto-accepts message requests).
@@ -88,7 +89,7 @@ func TestSendAndInbox(t *testing.T) {
 	}
 	items, _ = a.AskList(`PIRCAN/1 INBOX {"limit":5}`)
 	for _, it := range items {
-		if len(it.Raw) > pircan.MaxReplyBytes {
+		if len(it.Raw) > irc.MaxReplyBytes {
 			t.Fatalf("line over 350 bytes: %s", it.Raw)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
 )
 
@@ -83,17 +83,17 @@ func newMetrics(b *Bot) *metrics {
 }
 
 // handleRequest runs one request through the core and counts it.
-func (b *Bot) handleRequest(ctx context.Context, ev transport.Event) []pircan.Reply {
+func (b *Bot) handleRequest(ctx context.Context, ev transport.Event) []irc.Reply {
 	received := ev.Received
 	if received.IsZero() {
 		received = time.Now()
 	}
-	replies, out := b.svc.HandleOutcome(ctx, ev.Sender, ev.Text)
+	replies, out := b.irc.Handle(ctx, ev.Sender, ev.Text)
 	b.metrics().request(out, time.Since(received))
 	return replies
 }
 
-func (m *metrics) request(out pircan.Outcome, took time.Duration) {
+func (m *metrics) request(out irc.Outcome, took time.Duration) {
 	code := "ok"
 	switch {
 	case out.Silent:

@@ -6,7 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/creatimus/pircan/internal/expiring"
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
 )
 
@@ -34,15 +36,15 @@ type notifier struct {
 	refused atomic.Uint64
 
 	mu        sync.Mutex
-	last      *pircan.Expiring[time.Time] // agent → its delivery within the last notifyGap
-	scheduled map[string]bool             // agent → a delivery is queued or set for later
+	last      *expiring.Table[time.Time] // agent → its delivery within the last notifyGap
+	scheduled map[string]bool            // agent → a delivery is queued or set for later
 	// delivering: agent → a delivery runs (at most notifyWorkers entries).
 	delivering map[string]bool
 }
 
 func newNotifier(b *Bot) *notifier {
 	return &notifier{b: b, work: make(chan func(), notifyQueue),
-		last: pircan.NewExpiring[time.Time](notifyGap, pircan.MaxTrackedCallers), scheduled: map[string]bool{}, delivering: map[string]bool{}}
+		last: expiring.New[time.Time](notifyGap, irc.MaxTrackedCallers), scheduled: map[string]bool{}, delivering: map[string]bool{}}
 }
 
 // run starts the notification workers; they stop with ctx.
@@ -151,7 +153,7 @@ func (n *notifier) deliver(ctx context.Context, agentID string) {
 		return
 	}
 	n.b.log.Debug().Str("agent", agentID).Str("account", account).Int("types", len(notices)).Msg("NOTIFY")
-	replies := pircan.NotifyReplies(notices)
+	replies := irc.NotifyReplies(notices)
 	if len(replies) == 0 {
 		release() // nothing left to say (read meanwhile)
 		return
@@ -164,7 +166,7 @@ func (n *notifier) deliver(ctx context.Context, agentID string) {
 			}
 		}
 	}
-	n.b.reply(pircan.Sender{Account: account}, replies)
+	n.b.reply(irc.Sender{Account: account}, replies)
 }
 
 // requeue puts back a claimed notification whose NOTIFY was not written.
@@ -191,7 +193,7 @@ func (n *notifier) where(ctx context.Context, agentID string) (nick, account str
 		}
 		// Watched before the WHO: a hand-over after its answer shows as
 		// MONITOR offline before the NOTIFY is written (transport.Conn.Watch).
-		release := n.b.conn.Watch(pircan.Sender{Account: account}, nick)
+		release := n.b.conn.Watch(irc.Sender{Account: account}, nick)
 		now, online, err := n.b.conn.WhoAccount(ctx, nick)
 		if err != nil {
 			release()

@@ -86,7 +86,7 @@ func TestReportVerb(t *testing.T) {
 
 	// 5 reports an hour: this agent has filed 2. The longest details fit
 	// the 400-byte request beside a category of up to 5 letters.
-	if r := ask(me, ids[2], "abuse", strings.Repeat("m", pircan.MaxReportDetails), ""); r.Verb != "REPORT" {
+	if r := ask(me, ids[2], "abuse", strings.Repeat("m", pircan.ArgNamed(pircan.ReportArgs{}, "details").Text), ""); r.Verb != "REPORT" {
 		t.Fatalf("300-character details: %s", r.Raw)
 	}
 	for i, cat := range map[int]string{3: "impersonation", 4: "malware"} {

@@ -19,6 +19,7 @@ import (
 	"github.com/creatimus/pircan/internal/echobot"
 	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 )
 
 // BenchmarkSendInbox measures direct messages end to end over the real
@@ -242,7 +243,7 @@ func sendInboxOp(ctx context.Context, pr *msgPair, botNick string, seq int) (tim
 	if err != nil {
 		return 0, err
 	}
-	if !strings.HasPrefix(sendLine, pircan.Prefix+" SEND ") {
+	if !strings.HasPrefix(sendLine, irc.Prefix+" SEND ") {
 		return 0, fmt.Errorf("SEND: %s", sendLine)
 	}
 	if err := pr.to.Privmsg(botNick, `PIRCAN/1 INBOX {"limit":10}`); err != nil {
@@ -255,7 +256,7 @@ func sendInboxOp(ctx context.Context, pr *msgPair, botNick string, seq int) (tim
 			return 0, err
 		}
 		lines = append(lines, line)
-		if strings.HasPrefix(line, pircan.Prefix+" INBOX-END ") || strings.HasPrefix(line, pircan.Prefix+" ERROR ") {
+		if strings.HasPrefix(line, irc.Prefix+" INBOX-END ") || strings.HasPrefix(line, irc.Prefix+" ERROR ") {
 			break
 		}
 	}
@@ -299,7 +300,7 @@ func nextFromBot(ctx context.Context, c *ircnet.Client, fromBot func(ircmsg.Mess
 			return "", err
 		}
 		text := m.Params[1]
-		if strings.HasPrefix(text, pircan.Prefix+" NOTIFY ") || strings.HasPrefix(text, pircan.Prefix+" WELCOME ") {
+		if strings.HasPrefix(text, irc.Prefix+" NOTIFY ") || strings.HasPrefix(text, irc.Prefix+" WELCOME ") {
 			continue
 		}
 		return text, nil

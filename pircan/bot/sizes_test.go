@@ -12,7 +12,7 @@ import (
 
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/ircnet"
-	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 )
 
 // Over the real network: with a 64-character id, every line of a reply
@@ -21,7 +21,7 @@ import (
 // whole JSON object within the IRC line, and the bot logs no reply it
 // could not fit.
 
-var longID = strings.Repeat("L", pircan.MaxIDChars)
+var longID = strings.Repeat("L", irc.MaxIDChars)
 
 // nextRaw waits for the next reply line and checks it as the recipient got
 // it: the whole IRC line within 512 bytes, its JSON an object with re.
@@ -31,8 +31,8 @@ func nextRaw(t *testing.T, a *bottest.Agent) bottest.Reply {
 	defer cancel()
 	fromBot := a.FromBot()
 	m, err := a.Expect(ctx, func(m ircmsg.Message) bool {
-		return fromBot(m) && !strings.HasPrefix(m.Params[1], pircan.Prefix+" NOTIFY ") &&
-			!strings.HasPrefix(m.Params[1], pircan.Prefix+" WELCOME ")
+		return fromBot(m) && !strings.HasPrefix(m.Params[1], irc.Prefix+" NOTIFY ") &&
+			!strings.HasPrefix(m.Params[1], irc.Prefix+" WELCOME ")
 	})
 	if err != nil {
 		t.Fatalf("no reply: %v", err)
@@ -45,12 +45,12 @@ func nextRaw(t *testing.T, a *bottest.Agent) bottest.Reply {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verb, js, _ := strings.Cut(strings.TrimPrefix(text, pircan.Prefix+" "), " ")
+	verb, js, _ := strings.Cut(strings.TrimPrefix(text, irc.Prefix+" "), " ")
 	bare := js
 	if i := strings.LastIndex(js, `,"re":"`); i >= 0 {
 		bare = js[:i] + "}"
 	}
-	if limit := pircan.MaxReplyBytes; len(text) > limit && !(verb == "MESSAGE" && len(pircan.Prefix+" "+verb+" "+bare) <= limit) {
+	if limit := irc.MaxReplyBytes; len(text) > limit && !(verb == "MESSAGE" && len(irc.Prefix+" "+verb+" "+bare) <= limit) {
 		t.Fatalf("reply of %d bytes: %s", len(text), text)
 	}
 	if r.Str("re") != longID {
@@ -132,7 +132,7 @@ func testLongIDRepliesArriveWhole(t *testing.T, kind ircnet.Kind) {
 		scopes = append(scopes, fmt.Sprintf(`"task:%d%s"`, i, strings.Repeat("k", 63)))
 	}
 	req := `PIRCAN/1 CONTACT {"to":"` + bID + `","purpose":"p","scopes":[` + strings.Join(scopes, ",") + `],"id":"x"}`
-	if len(req) > pircan.MaxRequestBytes {
+	if len(req) > irc.MaxRequestBytes {
 		t.Fatalf("fixture: request of %d bytes", len(req))
 	}
 	b.Ask(`PIRCAN/1 POLICY {"policy":"agent-decides"}`)

@@ -8,6 +8,8 @@ import (
 	"github.com/ergochat/irc-go/ircmsg"
 
 	"github.com/creatimus/pircan/pircan"
+
+	"github.com/creatimus/pircan/pircan/irc"
 )
 
 // Addressing: every reply is queued for the account that asked (or, for
@@ -22,7 +24,7 @@ import (
 
 // Notice queues NOTICE lines for to: its account when it has one, else its
 // nick.
-func (c *Conn) Notice(to pircan.Sender, lines ...Line) {
+func (c *Conn) Notice(to irc.Sender, lines ...Line) {
 	if to.Account == "" && to.Nick == "" {
 		settle(lines, false)
 		return
@@ -31,7 +33,7 @@ func (c *Conn) Notice(to pircan.Sender, lines ...Line) {
 }
 
 // NoticeText queues plain lines for to (no delivery hooks).
-func (c *Conn) NoticeText(to pircan.Sender, texts ...string) {
+func (c *Conn) NoticeText(to irc.Sender, texts ...string) {
 	lines := make([]Line, len(texts))
 	for i, t := range texts {
 		lines[i] = Line{Text: t}
@@ -51,7 +53,7 @@ func (c *Conn) fold(s string) string { return c.Casemap().Fold(s) }
 // (the nick it asked from, "" for none: a NOTIFY), "n:nick" for an
 // unidentified sender. Account keys and nick keys differ in their first
 // byte, so no nick can ever stand for an account.
-func (p *Presence) Key(to pircan.Sender) string {
+func (p *Presence) Key(to irc.Sender) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if to.Account != "" {
@@ -172,8 +174,8 @@ func unsolicited(key string) bool { return strings.HasPrefix(key, "a:") && strin
 // arrives as MONITOR offline before any line is written, and one before
 // it shows in the answer. release takes the entry back when no line
 // follows (the pacer releases it once it has written them).
-func (c *Conn) Watch(to pircan.Sender, nick string) (release func()) {
-	key := c.presence.Key(pircan.Sender{Account: to.Account})
+func (c *Conn) Watch(to irc.Sender, nick string) (release func()) {
+	key := c.presence.Key(irc.Sender{Account: to.Account})
 	p := c.presence
 	p.mu.Lock()
 	defer p.mu.Unlock()

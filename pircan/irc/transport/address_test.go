@@ -10,6 +10,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/pircan"
+
+	"github.com/creatimus/pircan/pircan/irc"
 )
 
 // addressed is a Conn without a network, fed events as its read goroutine
@@ -28,7 +30,7 @@ func newAddressed(t *testing.T, isupport map[string]string) *addressed {
 }
 
 func (a *addressed) event(kind EventKind, account, nick, text string) {
-	e := Event{Kind: kind, Sender: pircan.Sender{Account: account, Nick: nick}, Text: text}
+	e := Event{Kind: kind, Sender: irc.Sender{Account: account, Nick: nick}, Text: text}
 	a.c.track(&e)
 }
 
@@ -37,7 +39,7 @@ func (a *addressed) server(code string, params ...string) {
 }
 
 // write says where a line for to would go now ("" and the error if nowhere).
-func (a *addressed) write(to pircan.Sender, held bool) (string, error) {
+func (a *addressed) write(to irc.Sender, held bool) (string, error) {
 	got := ""
 	err := a.c.writeTo(a.c.presence.Key(to), held, []string{"x"}, func(nick string, _ []string) error {
 		got = nick
@@ -46,7 +48,7 @@ func (a *addressed) write(to pircan.Sender, held bool) (string, error) {
 	return got, err
 }
 
-func (a *addressed) want(to pircan.Sender, held bool, nick string, wantErr error) {
+func (a *addressed) want(to irc.Sender, held bool, nick string, wantErr error) {
 	a.t.Helper()
 	got, err := a.write(to, held)
 	if got != nick || !errors.Is(err, wantErr) {
@@ -58,7 +60,7 @@ var ascii = map[string]string{"CASEMAPPING": "ascii"}
 
 func TestRepliesGoToTheAccountsNick(t *testing.T) {
 	a := newAddressed(t, ascii)
-	alice := pircan.Sender{Account: "alice", Nick: "alice"}
+	alice := irc.Sender{Account: "alice", Nick: "alice"}
 	a.want(alice, false, "", ErrGone) // never seen
 	a.event(Request, "alice", "alice", "")
 	a.want(alice, false, "alice", nil)
@@ -69,7 +71,7 @@ func TestRepliesGoToTheAccountsNick(t *testing.T) {
 	// Someone unidentified takes the old nick: nothing goes there.
 	a.event(Request, "", "alice", "")
 	a.want(alice, false, "alice_away", nil)
-	a.want(pircan.Sender{Nick: "alice"}, false, "alice", nil) // the newcomer's own replies
+	a.want(irc.Sender{Nick: "alice"}, false, "alice", nil) // the newcomer's own replies
 
 	// Logout, and QUIT: the lines are dropped, never sent to the nick.
 	a.event(AccountChanged, "", "alice_away", "")
@@ -81,26 +83,26 @@ func TestRepliesGoToTheAccountsNick(t *testing.T) {
 
 	// A NOTIFY (no asking nick) goes where the account was seen last.
 	a.event(Spoke, "alice", "alice3", "")
-	a.want(pircan.Sender{Account: "alice"}, false, "alice3", nil)
+	a.want(irc.Sender{Account: "alice"}, false, "alice3", nil)
 }
 
 // An unidentified sender is its nick: a new nick, a login on it, or
 // someone else seen on it ends where its lines may go.
 func TestUnidentifiedRepliesAreForThatNickOnly(t *testing.T) {
 	a := newAddressed(t, ascii)
-	guest := pircan.Sender{Nick: "guest"}
+	guest := irc.Sender{Nick: "guest"}
 	a.event(Request, "", "guest", "")
 	a.want(guest, false, "guest", nil)
 	a.event(NickChanged, "", "guest", "guest2")
 	a.want(guest, false, "", ErrGone)
-	a.want(pircan.Sender{Nick: "guest2"}, false, "", ErrGone) // never asked anything
+	a.want(irc.Sender{Nick: "guest2"}, false, "", ErrGone) // never asked anything
 
 	a.event(Request, "", "guest", "")
 	a.event(Joined, "mallory", "guest", "")
 	a.want(guest, false, "", ErrGone)
 	// The account's key space is its own: "mallory" the nick is not mallory the account.
-	a.want(pircan.Sender{Nick: "mallory"}, false, "", ErrGone)
-	a.want(pircan.Sender{Account: "mallory", Nick: "guest"}, false, "guest", nil)
+	a.want(irc.Sender{Nick: "mallory"}, false, "", ErrGone)
+	a.want(irc.Sender{Account: "mallory", Nick: "guest"}, false, "guest", nil)
 }
 
 // Two connections of one account: each gets the replies to what it asked.
@@ -108,11 +110,11 @@ func TestAccountOnTwoNicks(t *testing.T) {
 	a := newAddressed(t, ascii)
 	a.event(Request, "bob", "bob", "")
 	a.event(Request, "bob", "bob_twin", "")
-	a.want(pircan.Sender{Account: "bob", Nick: "bob"}, false, "bob", nil)
-	a.want(pircan.Sender{Account: "bob", Nick: "bob_twin"}, false, "bob_twin", nil)
+	a.want(irc.Sender{Account: "bob", Nick: "bob"}, false, "bob", nil)
+	a.want(irc.Sender{Account: "bob", Nick: "bob_twin"}, false, "bob_twin", nil)
 	a.event(Quit, "", "bob", "")
-	a.want(pircan.Sender{Account: "bob", Nick: "bob"}, false, "bob_twin", nil) // follows the account
-	a.want(pircan.Sender{Account: "bob", Nick: "bob_twin"}, false, "bob_twin", nil)
+	a.want(irc.Sender{Account: "bob", Nick: "bob"}, false, "bob_twin", nil) // follows the account
+	a.want(irc.Sender{Account: "bob", Nick: "bob_twin"}, false, "bob_twin", nil)
 }
 
 // The server's CASEMAPPING decides which nicks are one: under ascii
@@ -123,12 +125,12 @@ func TestAddressingUsesTheServersCasemapping(t *testing.T) {
 	if a.c.Casemap() != pircan.ASCII {
 		t.Fatalf("casemap %s", a.c.Casemap())
 	}
-	victim := pircan.Sender{Account: "vic[1", Nick: "vic[1"}
+	victim := irc.Sender{Account: "vic[1", Nick: "vic[1"}
 	a.event(Request, "vic[1", "vic[1", "")
 	a.event(Request, "", "vic{1", "") // someone else, unidentified
 	a.want(victim, false, "vic[1", nil)
-	a.want(pircan.Sender{Account: "VIC[1", Nick: "VIC[1"}, false, "vic[1", nil)
-	if a.c.presence.Key(victim) != a.c.presence.Key(pircan.Sender{Account: "VIC[1", Nick: "Vic[1"}) {
+	a.want(irc.Sender{Account: "VIC[1", Nick: "VIC[1"}, false, "vic[1", nil)
+	if a.c.presence.Key(victim) != a.c.presence.Key(irc.Sender{Account: "VIC[1", Nick: "Vic[1"}) {
 		t.Error("VIC[1 and vic[1 are one nick under ascii")
 	}
 
@@ -146,7 +148,7 @@ func TestAddressingUsesTheServersCasemapping(t *testing.T) {
 // not otherwise see) drops them.
 func TestHeldLinesNeedMonitor(t *testing.T) {
 	a := newAddressed(t, map[string]string{"CASEMAPPING": "ascii", "MONITOR": "2"})
-	vic := pircan.Sender{Account: "vic", Nick: "vic"}
+	vic := irc.Sender{Account: "vic", Nick: "vic"}
 	a.event(Request, "vic", "vic", "")
 	a.want(vic, false, "vic", nil)   // the first burst goes at once
 	a.want(vic, true, "", ErrNotYet) // watched now, not confirmed
@@ -168,9 +170,9 @@ func TestHeldLinesNeedMonitor(t *testing.T) {
 	// A full list: lines wait (ErrNotYet) rather than go unwatched.
 	for _, n := range []string{"a", "b", "c"} {
 		a.event(Request, n, n, "")
-		connOutput{a.c}.Hold(a.c.presence.Key(pircan.Sender{Account: n, Nick: n}))
+		connOutput{a.c}.Hold(a.c.presence.Key(irc.Sender{Account: n, Nick: n}))
 	}
-	a.want(pircan.Sender{Account: "c", Nick: "c"}, true, "", ErrNoRoom)
+	a.want(irc.Sender{Account: "c", Nick: "c"}, true, "", ErrNoRoom)
 
 	// Without MONITOR on the server, held lines are not held back.
 	n := newAddressed(t, ascii)
@@ -208,7 +210,7 @@ func TestPacedListFollowsTheAccount(t *testing.T) {
 		}
 	}
 	a.event(Request, "alice", "alice", "")
-	p.Enqueue(a.c.presence.Key(pircan.Sender{Account: "alice", Nick: "alice"}), numbered("l", 9)...)
+	p.Enqueue(a.c.presence.Key(irc.Sender{Account: "alice", Nick: "alice"}), numbered("l", 9)...)
 	run()
 	a.event(NickChanged, "alice", "alice", "alice2")
 	clock.advance(time.Second) // two more tokens
@@ -232,7 +234,7 @@ func TestStaleSightingNeedsMonitor(t *testing.T) {
 	a := newAddressed(t, map[string]string{"CASEMAPPING": "ascii", "MONITOR": "10"})
 	clock := newPacerClock()
 	a.c.presence.now = clock.now
-	vic := pircan.Sender{Account: "vic", Nick: "vic"}
+	vic := irc.Sender{Account: "vic", Nick: "vic"}
 	a.event(Request, "vic", "vic", "")
 	a.want(vic, false, "vic", nil)
 	clock.advance(unwatchedFor + time.Millisecond)
@@ -249,7 +251,7 @@ func TestStaleSightingNeedsMonitor(t *testing.T) {
 // watched before the notifier's WHO, a hand-over after it is caught.
 func TestNotifyAlwaysWaitsForMonitor(t *testing.T) {
 	a := newAddressed(t, map[string]string{"CASEMAPPING": "ascii", "MONITOR": "10"})
-	vic := pircan.Sender{Account: "vic"} // no asking nick: a NOTIFY
+	vic := irc.Sender{Account: "vic"} // no asking nick: a NOTIFY
 	a.event(Request, "vic", "vic", "")
 	a.want(vic, false, "", ErrNotYet) // seen this instant, still not unwatched
 	a.server("730", "vic!u@h")

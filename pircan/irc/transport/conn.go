@@ -23,7 +23,7 @@ import (
 	"github.com/ergochat/irc-go/ircmsg"
 	"github.com/rs/zerolog"
 
-	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 )
 
 // Config is the transport's part of PIRCAN's configuration.
@@ -86,7 +86,7 @@ const (
 // Event is one thing the server told the bot.
 type Event struct {
 	Kind    EventKind
-	Sender  pircan.Sender
+	Sender  irc.Sender
 	Channel string
 	Text    string
 	At      time.Time
@@ -554,18 +554,18 @@ func (c *Conn) emit(e Event) {
 
 // addCallbacks turns server lines into Events. They run on irc-go's read
 // goroutine, so they only parse and enqueue.
-func (c *Conn) addCallbacks(irc guardedIRC, l *link) {
-	self := func(nick string) bool { return c.fold(nick) == c.fold(irc.CurrentNick()) }
-	irc.AddCallback("PRIVMSG", func(m ircmsg.Message) {
+func (c *Conn) addCallbacks(gc guardedIRC, l *link) {
+	self := func(nick string) bool { return c.fold(nick) == c.fold(gc.CurrentNick()) }
+	gc.AddCallback("PRIVMSG", func(m ircmsg.Message) {
 		if len(m.Params) < 2 || self(m.Nick()) {
 			return
 		}
-		sender := pircan.Sender{Account: accountTag(m), Nick: m.Nick()}
+		sender := irc.Sender{Account: accountTag(m), Nick: m.Nick()}
 		text := m.Params[1]
 		// Only a line to our own nick is a request: never a channel, nor a
 		// STATUSMSG target such as @#agents.
 		if !self(m.Params[0]) {
-			if ch := channelTarget(m.Params[0], irc.ISupport()); ch != "" {
+			if ch := channelTarget(m.Params[0], gc.ISupport()); ch != "" {
 				c.emit(Event{Kind: Spoke, Sender: sender, Channel: ch, At: serverTime(m)})
 			}
 			return
@@ -575,7 +575,7 @@ func (c *Conn) addCallbacks(irc guardedIRC, l *link) {
 		}
 		c.emit(Event{Kind: Request, Sender: sender, Text: text, At: serverTime(m)})
 	})
-	irc.AddCallback("JOIN", func(m ircmsg.Message) {
+	gc.AddCallback("JOIN", func(m ircmsg.Message) {
 		if len(m.Params) < 1 {
 			return
 		}
@@ -587,10 +587,10 @@ func (c *Conn) addCallbacks(irc guardedIRC, l *link) {
 		if len(m.Params) >= 2 && m.Params[1] != "*" { // extended-join
 			account = m.Params[1]
 		}
-		c.emit(Event{Kind: Joined, Sender: pircan.Sender{Account: account, Nick: m.Nick()}, Channel: m.Params[0],
+		c.emit(Event{Kind: Joined, Sender: irc.Sender{Account: account, Nick: m.Nick()}, Channel: m.Params[0],
 			Origin: origin(m.Source)})
 	})
-	irc.AddCallback("NICK", func(m ircmsg.Message) {
+	gc.AddCallback("NICK", func(m ircmsg.Message) {
 		if len(m.Params) < 1 {
 			return
 		}
@@ -598,25 +598,25 @@ func (c *Conn) addCallbacks(irc guardedIRC, l *link) {
 			l.ownNick(m.Params[0])
 			return
 		}
-		c.emit(Event{Kind: NickChanged, Sender: pircan.Sender{Account: accountTag(m), Nick: m.Nick()}, Text: m.Params[0]})
+		c.emit(Event{Kind: NickChanged, Sender: irc.Sender{Account: accountTag(m), Nick: m.Nick()}, Text: m.Params[0]})
 	})
-	irc.AddCallback("PART", func(m ircmsg.Message) {
+	gc.AddCallback("PART", func(m ircmsg.Message) {
 		if len(m.Params) >= 1 && self(m.Nick()) {
 			c.setInChannel(m.Params[0], false)
 			c.forgetJoin(m.Params[0])
 		}
 	})
-	irc.AddCallback("KICK", func(m ircmsg.Message) {
+	gc.AddCallback("KICK", func(m ircmsg.Message) {
 		if len(m.Params) >= 2 && self(m.Params[1]) {
 			c.setInChannel(m.Params[0], false)
 			c.forgetJoin(m.Params[0])
 			c.log.Warn().Str("channel", m.Params[0]).Str("by", m.Nick()).Msg("kicked")
 		}
 	})
-	irc.AddCallback("QUIT", func(m ircmsg.Message) {
-		c.emit(Event{Kind: Quit, Sender: pircan.Sender{Nick: m.Nick()}})
+	gc.AddCallback("QUIT", func(m ircmsg.Message) {
+		c.emit(Event{Kind: Quit, Sender: irc.Sender{Nick: m.Nick()}})
 	})
-	irc.AddCallback("ACCOUNT", func(m ircmsg.Message) {
+	gc.AddCallback("ACCOUNT", func(m ircmsg.Message) {
 		if len(m.Params) < 1 {
 			return
 		}
@@ -628,9 +628,9 @@ func (c *Conn) addCallbacks(irc guardedIRC, l *link) {
 		if account == "*" {
 			account = ""
 		}
-		c.emit(Event{Kind: AccountChanged, Sender: pircan.Sender{Account: account, Nick: m.Nick()}})
+		c.emit(Event{Kind: AccountChanged, Sender: irc.Sender{Account: account, Nick: m.Nick()}})
 	})
-	irc.AddCallback("ERROR", func(m ircmsg.Message) {
+	gc.AddCallback("ERROR", func(m ircmsg.Message) {
 		if l.quitting.Load() {
 			c.log.Info().Strs("params", m.Params).Msg("left IRC")
 			return
@@ -646,17 +646,17 @@ func (c *Conn) addCallbacks(irc guardedIRC, l *link) {
 		}
 		c.log.Warn().Strs("params", m.Params).Msg("server ERROR")
 	})
-	c.monitorCallbacks(func(code string, f func(ircmsg.Message)) { irc.AddCallback(code, f) })
-	irc.AddCallback("354", c.whoReply)
-	irc.AddCallback("315", c.whoEnd)
+	c.monitorCallbacks(func(code string, f func(ircmsg.Message)) { gc.AddCallback(code, f) })
+	gc.AddCallback("354", c.whoReply)
+	gc.AddCallback("315", c.whoEnd)
 	operRefused := func(m ircmsg.Message) {
 		o := c.OutputCap()
 		c.log.Warn().Str("reply", m.Command+" "+lastParam(m)).Int("burst", o.Burst).Float64("per_second", o.PerSecond).
 			Msg("OPER refused: no fake-lag exemption, ordinary-client output cap stays in force")
 	}
-	irc.AddCallback("491", operRefused) // ERR_NOOPERHOST
-	irc.AddCallback("464", operRefused) // ERR_PASSWDMISMATCH
-	irc.AddCallback("381", func(m ircmsg.Message) {
+	gc.AddCallback("491", operRefused) // ERR_NOOPERHOST
+	gc.AddCallback("464", operRefused) // ERR_PASSWDMISMATCH
+	gc.AddCallback("381", func(m ircmsg.Message) {
 		o := c.output.set(true)
 		c.applyOutput(o)
 		c.log.Info().Int("burst", o.Burst).Float64("per_second", o.PerSecond).
@@ -664,7 +664,7 @@ func (c *Conn) addCallbacks(irc guardedIRC, l *link) {
 	})
 	// A JOIN the server refused may be tried again later.
 	for _, code := range []string{"403", "405", "471", "473", "474", "475", "477"} {
-		irc.AddCallback(code, func(m ircmsg.Message) {
+		gc.AddCallback(code, func(m ircmsg.Message) {
 			if len(m.Params) >= 2 {
 				c.forgetJoin(m.Params[1])
 			}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 )
 
 func TestLanesRouteByKind(t *testing.T) {
@@ -15,11 +15,11 @@ func TestLanesRouteByKind(t *testing.T) {
 		ev   Event
 		want Lane
 	}{
-		{Event{Kind: Request, Sender: pircan.Sender{Account: "alice", Nick: "alice"}}, LanePriority},
+		{Event{Kind: Request, Sender: irc.Sender{Account: "alice", Nick: "alice"}}, LanePriority},
 		{Event{Kind: Connected}, LanePriority},
-		{Event{Kind: Request, Sender: pircan.Sender{Nick: "guest"}}, LaneUnidentified},
-		{Event{Kind: Joined, Sender: pircan.Sender{Account: "alice", Nick: "alice"}}, LaneMembership},
-		{Event{Kind: Quit, Sender: pircan.Sender{Nick: "bob"}}, LaneMembership},
+		{Event{Kind: Request, Sender: irc.Sender{Nick: "guest"}}, LaneUnidentified},
+		{Event{Kind: Joined, Sender: irc.Sender{Account: "alice", Nick: "alice"}}, LaneMembership},
+		{Event{Kind: Quit, Sender: irc.Sender{Nick: "bob"}}, LaneMembership},
 		{Event{Kind: NickChanged}, LaneMembership},
 		{Event{Kind: Present}, LaneMembership},
 	} {
@@ -36,10 +36,10 @@ func TestLanesRouteByKind(t *testing.T) {
 func TestLanesDropOnlyTheirOwn(t *testing.T) {
 	l := newLanes(16)
 	for range 100 {
-		l.put(Event{Kind: Request, Sender: pircan.Sender{Nick: "guest"}}, zerolog.Nop())
-		l.put(Event{Kind: Joined, Sender: pircan.Sender{Nick: "guest"}}, zerolog.Nop())
+		l.put(Event{Kind: Request, Sender: irc.Sender{Nick: "guest"}}, zerolog.Nop())
+		l.put(Event{Kind: Joined, Sender: irc.Sender{Nick: "guest"}}, zerolog.Nop())
 	}
-	l.put(Event{Kind: Request, Sender: pircan.Sender{Account: "alice"}}, zerolog.Nop())
+	l.put(Event{Kind: Request, Sender: irc.Sender{Account: "alice"}}, zerolog.Nop())
 	if got := l.dropped[LaneUnidentified].Load(); got != 100-uint64(cap(l.q[LaneUnidentified])) {
 		t.Errorf("unidentified dropped %d", got)
 	}
@@ -79,7 +79,7 @@ func TestMembershipLostAfterTheLastQueued(t *testing.T) {
 func TestPriorityLaneWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newLanes(2)
-		id := Event{Kind: Request, Sender: pircan.Sender{Account: "alice"}}
+		id := Event{Kind: Request, Sender: irc.Sender{Account: "alice"}}
 		l.put(id, zerolog.Nop())
 		l.put(id, zerolog.Nop())
 		done := make(chan struct{})

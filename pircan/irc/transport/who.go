@@ -6,7 +6,7 @@ import (
 
 	"github.com/ergochat/irc-go/ircmsg"
 
-	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
 )
 
 // WHOX lookups: which account a nick is logged in to now (asked before a
@@ -69,7 +69,7 @@ func (c *Conn) whoReply(m ircmsg.Message) {
 	}
 	if token == channelWhoToken {
 		if account != "" {
-			c.emit(Event{Kind: Present, Sender: pircan.Sender{Account: account, Nick: nick}})
+			c.emit(Event{Kind: Present, Sender: irc.Sender{Account: account, Nick: nick}})
 		}
 		return
 	}

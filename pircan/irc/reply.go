@@ -1,10 +1,12 @@
-package pircan
+package irc
 
 import (
 	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/creatimus/pircan/pircan"
 )
 
 // MaxReplyBytes is the cap on one reply's NOTICE text (spec §2).
@@ -218,7 +220,7 @@ func writeRune(b *strings.Builder, r rune) {
 	case '\t':
 		b.WriteString(`\t`)
 	default:
-		if controlRune(r) {
+		if pircan.ControlRune(r) {
 			b.WriteString(`\u`)
 			b.WriteByte(hexDigits[r>>12&0xf])
 			b.WriteByte(hexDigits[r>>8&0xf])
@@ -230,36 +232,6 @@ func writeRune(b *strings.Builder, r rune) {
 	}
 }
 
-// runeLen is how many bytes writeRune writes for r.
-func runeLen(r rune) int {
-	switch {
-	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
-		return 2
-	case controlRune(r):
-		return 6
-	}
-	return utf8.RuneLen(r)
-}
-
-// controlRune is what must never reach an IRC client raw: C0 and C1
-// controls, DEL, U+2028/U+2029 and the bidi controls (Unicode's
-// Bidi_Control: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069).
-func controlRune(r rune) bool {
-	if r < 0x80 {
-		return r < 0x20 || r == 0x7f
-	}
-	return r <= 0x9f || r == 0x061c || r == 0x200e || r == 0x200f || r == 0x2028 || r == 0x2029 || isBidiControl(r)
-}
-
-// escapedLen is how many bytes s takes inside a JSON string.
-func escapedLen(s string) int {
-	n := 0
-	for _, r := range s {
-		n += runeLen(r)
-	}
-	return n
-}
-
 // lineLen is len(encodeLine(verb, o)), counted without writing it.
 func lineLen(verb string, o Object) int {
 	return len(Prefix) + 1 + len(verb) + 1 + objectLen(o)
@@ -268,7 +240,7 @@ func lineLen(verb string, o Object) int {
 func objectLen(o Object) int {
 	n := 2 + max(len(o)-1, 0)
 	for _, f := range o {
-		n += 2 + escapedLen(f.Key) + 1 + valueLen(f.Value)
+		n += 2 + pircan.EscapedLen(f.Key) + 1 + valueLen(f.Value)
 	}
 	return n
 }
@@ -278,9 +250,9 @@ func valueLen(v any) int {
 	case nil:
 		return 4
 	case string:
-		return 2 + escapedLen(v)
+		return 2 + pircan.EscapedLen(v)
 	case Text:
-		return 2 + escapedLen(string(v))
+		return 2 + pircan.EscapedLen(string(v))
 	case bool:
 		return len(strconv.FormatBool(v))
 	case int:
@@ -300,7 +272,7 @@ func valueLen(v any) int {
 func listLen(list []string) int {
 	n := 2 + max(len(list)-1, 0)
 	for _, s := range list {
-		n += 2 + escapedLen(s)
+		n += 2 + pircan.EscapedLen(s)
 	}
 	return n
 }
@@ -361,7 +333,7 @@ func shortenLongest(o Object, over int) bool {
 	bestLen, second, tied := -1, 0, 0
 	for _, l := range leaves(o, nil) {
 		s := l.get()
-		n := escapedLen(s)
+		n := pircan.EscapedLen(s)
 		if l.item >= 0 {
 			n += 3 // quotes and comma go with a dropped item
 		} else if _, size := utf8.DecodeRuneInString(s); size == len(s) {
@@ -400,7 +372,7 @@ func shortenLongest(o Object, over int) bool {
 func cutEscaped(s string, target int) string {
 	n := 0
 	for i, r := range s {
-		n += runeLen(r)
+		n += pircan.EscapedRuneLen(r)
 		if n > target && i > 0 {
 			return s[:i]
 		}
@@ -426,7 +398,7 @@ func cloneObject(o Object) Object {
 // replies escape becomes a space.
 func plainLine(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if controlRune(r) {
+		if pircan.ControlRune(r) {
 			return ' '
 		}
 		return r

@@ -1,6 +1,7 @@
-package pircan
+package irc
 
 import (
+	"github.com/creatimus/pircan/pircan"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func TestMessageRepliesCarryTheWholeText(t *testing.T) {
 				strings.Repeat("\u0085\u202e", 100),
 				strings.Repeat("x", 1000), // longer than IRC's 200: cut, and said so
 			} {
-				m := Message{MessageID: id, From: PartyRef{AgentID: id, Name: name}, AgreementID: id,
+				m := pircan.Message{MessageID: id, From: pircan.PartyRef{AgentID: id, Name: name}, AgreementID: id,
 					ConversationID: id, Hop: 8, At: time.Unix(0, 0), Text: text}
 				req := &Request{ID: reID, HasID: reID != ""}
 				checkMessageLines(t, m, req)
@@ -32,7 +33,7 @@ func TestMessageRepliesCarryTheWholeText(t *testing.T) {
 	}
 }
 
-func checkMessageLines(t *testing.T, m Message, req *Request) {
+func checkMessageLines(t *testing.T, m pircan.Message, req *Request) {
 	t.Helper()
 	replies := messageReplies(m, req)
 	var got strings.Builder
@@ -72,12 +73,12 @@ func checkMessageLines(t *testing.T, m Message, req *Request) {
 		} else if !last && obj["truncated"] == true {
 			t.Fatalf("a MESSAGE-MORE line says truncated before the end: %s", line)
 		}
-		if last && i > 0 && (obj["truncated"] == true) != (len([]rune(m.Text)) > MaxIRCText) {
+		if last && i > 0 && (obj["truncated"] == true) != (len([]rune(m.Text)) > pircan.MaxIRCText) {
 			t.Fatalf("last line: truncated=%v for %d runes", obj["truncated"], len([]rune(m.Text)))
 		}
 		got.WriteString(obj["text"].(string))
 	}
-	want := replySanitize(string([]rune(m.Text)[:min(len([]rune(m.Text)), MaxIRCText)]))
+	want := replySanitize(string([]rune(m.Text)[:min(len([]rune(m.Text)), pircan.MaxIRCText)]))
 	if got.String() != want {
 		t.Fatalf("reassembled %q, want %q", got.String(), want)
 	}
@@ -88,7 +89,7 @@ func checkMessageLines(t *testing.T, m Message, req *Request) {
 func TestMessageWithLongIDKeepsEverything(t *testing.T) {
 	id := "0b0e0f4c-1111-4222-8333-944455556666"
 	for _, n := range []int{28, 40, 64} {
-		m := Message{MessageID: id, From: PartyRef{AgentID: id, Name: "Hazmat Agent"}, AgreementID: id,
+		m := pircan.Message{MessageID: id, From: pircan.PartyRef{AgentID: id, Name: "Hazmat Agent"}, AgreementID: id,
 			ConversationID: id, Hop: 1, At: time.Unix(0, 0), Text: "fifteen chars!!"}
 		req := &Request{ID: strings.Repeat("r", n), HasID: true}
 		checkMessageLines(t, m, req)

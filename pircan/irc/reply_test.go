@@ -1,4 +1,4 @@
-package pircan
+package irc
 
 import (
 	"encoding/json"

@@ -1,20 +1,21 @@
-package pircan
+package irc
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/creatimus/pircan/pircan"
 	"github.com/rs/zerolog"
 )
 
 // Planned spec verbs (§3b TASKS, COMPLETE, RESOURCES) say so, in HELP and
 // in their unknown_verb refusal; none of this needs a store.
 func TestPlannedVerbs(t *testing.T) {
-	svc := NewService(nil, nil, Config{Limits: DefaultLimits}, zerolog.Nop())
+	svc := newTestFace(nil, Config{Limits: pircan.DefaultLimits})
 	ask := func(line string) string {
 		t.Helper()
-		replies := svc.Handle(context.Background(), Sender{Account: "alice", Nick: "alice"}, line)
+		replies := svc.handle(context.Background(), Sender{Account: "alice", Nick: "alice"}, line)
 		if len(replies) != 1 {
 			t.Fatalf("%s: %d replies", line, len(replies))
 		}
@@ -45,7 +46,7 @@ func TestPlannedVerbs(t *testing.T) {
 		t.Errorf("HELP with a 64-character id: %s", got)
 	}
 	var plain []string
-	for _, r := range svc.Handle(context.Background(), Sender{Nick: "x"}, "help") {
+	for _, r := range svc.handle(context.Background(), Sender{Nick: "x"}, "help") {
 		plain = append(plain, r.Plain)
 	}
 	if !strings.Contains(strings.Join(plain, "\n"), "Planned, not available yet: COMPLETE, RESOURCES, TASKS.") {

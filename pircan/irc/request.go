@@ -1,4 +1,4 @@
-package pircan
+package irc
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/creatimus/pircan/pircan"
 )
 
 const (
@@ -31,31 +33,31 @@ type Request struct {
 	args  map[string]json.RawMessage // without "id"
 }
 
-// Parse turns a PRIVMSG text into a Request. Errors are *Error values with
+// Parse turns a PRIVMSG text into a Request. Errors are *pircan.Error values with
 // the spec's codes; when the id could be read, the partial Request is
 // returned beside the error so that the reply still carries `re`.
-func Parse(text string) (*Request, *Error) {
+func Parse(text string) (*Request, *pircan.Error) {
 	if len(text) > MaxRequestBytes {
 		// Read what we can so the error can name the verb and echo the id.
 		req, _ := parseLine(text)
-		return req, Errorf(CodeTooLong, "A request may be at most %d bytes; this one has %d.", MaxRequestBytes, len(text))
+		return req, pircan.Errorf(pircan.CodeTooLong, "A request may be at most %d bytes; this one has %d.", MaxRequestBytes, len(text))
 	}
 	return parseLine(text)
 }
 
-func parseLine(text string) (*Request, *Error) {
+func parseLine(text string) (*Request, *pircan.Error) {
 	line := strings.TrimSpace(text)
 	if line == "" {
-		return nil, Errorf(CodeEmpty, "The message is empty. Send PIRCAN/1 HELP.")
+		return nil, pircan.Errorf(pircan.CodeEmpty, "The message is empty. Send PIRCAN/1 HELP.")
 	}
 	prefix, rest, _ := strings.Cut(line, " ")
 	if !strings.EqualFold(prefix, Prefix) {
-		return nil, Errorf(CodeNotPircan, "Requests start with %s <VERB>. Send PIRCAN/1 HELP.", Prefix)
+		return nil, pircan.Errorf(pircan.CodeNotPircan, "Requests start with %s <VERB>. Send PIRCAN/1 HELP.", Prefix)
 	}
 	rest = strings.TrimLeft(rest, " ")
 	verb, argText, _ := strings.Cut(rest, " ")
 	if verb == "" || strings.HasPrefix(verb, "{") {
-		return nil, Errorf(CodeMissingVerb, "A verb must follow %s. Send PIRCAN/1 HELP.", Prefix)
+		return nil, pircan.Errorf(pircan.CodeMissingVerb, "A verb must follow %s. Send PIRCAN/1 HELP.", Prefix)
 	}
 	req := &Request{Verb: strings.ToUpper(verb)}
 	argText = strings.TrimSpace(argText)
@@ -64,17 +66,17 @@ func parseLine(text string) (*Request, *Error) {
 	}
 	args, err := decodeObject([]byte(argText))
 	if err != nil {
-		return req, Errorf(CodeInvalidJSON, "The argument must be one JSON object: %s.", err)
+		return req, pircan.Errorf(pircan.CodeInvalidJSON, "The argument must be one JSON object: %s.", err)
 	}
 	if raw, ok := args["id"]; ok && !isNull(raw) {
 		var id string
 		if err := json.Unmarshal(raw, &id); err != nil {
-			return req, Errorf(CodeInvalidID, `"id" must be a string of at most %d characters.`, MaxIDChars)
+			return req, pircan.Errorf(pircan.CodeInvalidID, `"id" must be a string of at most %d characters.`, MaxIDChars)
 		}
 		// Every reply carries the id back as "re", so the budgets of all
 		// replies count on it: at most 64 bytes as written there.
-		if utf8.RuneCountInString(id) > MaxIDChars || escapedLen(id) > MaxIDBytes || strings.IndexFunc(id, unicode.IsControl) >= 0 {
-			return req, Errorf(CodeInvalidID, `"id" must be a string of at most %d printable characters, %d bytes as written back in "re".`, MaxIDChars, MaxIDBytes)
+		if utf8.RuneCountInString(id) > MaxIDChars || pircan.EscapedLen(id) > MaxIDBytes || strings.IndexFunc(id, unicode.IsControl) >= 0 {
+			return req, pircan.Errorf(pircan.CodeInvalidID, `"id" must be a string of at most %d printable characters, %d bytes as written back in "re".`, MaxIDChars, MaxIDBytes)
 		}
 		req.ID, req.HasID = id, true
 	}
@@ -125,20 +127,20 @@ func (r *Request) HasArgs() bool { return len(r.args) > 0 }
 // Decode fills dst (a pointer to a struct with json tags) from the
 // arguments. Keys are exact; an unknown key or a value of the wrong type is
 // invalid_argument naming the field. A JSON null counts as absent.
-func (r *Request) Decode(dst any) *Error {
+func (r *Request) Decode(dst any) *pircan.Error {
 	v := reflect.ValueOf(dst).Elem()
 	t := v.Type()
 	for key, raw := range r.args {
 		idx := fieldIndex(t, key)
 		if idx < 0 {
-			return FieldError(CodeInvalidArgument, key, "Unknown field %q for %s.", key, r.Verb)
+			return pircan.FieldError(pircan.CodeInvalidArgument, key, "Unknown field %q for %s.", key, r.Verb)
 		}
 		if isNull(raw) {
 			continue
 		}
 		f := v.Field(idx)
 		if err := json.Unmarshal(raw, f.Addr().Interface()); err != nil {
-			return FieldError(CodeInvalidArgument, key, "%q must be %s.", key, kindName(f.Type()))
+			return pircan.FieldError(pircan.CodeInvalidArgument, key, "%q must be %s.", key, kindName(f.Type()))
 		}
 	}
 	return nil

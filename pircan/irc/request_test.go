@@ -1,6 +1,7 @@
-package pircan
+package irc
 
 import (
+	"github.com/creatimus/pircan/pircan"
 	"strings"
 	"testing"
 	"unicode"
@@ -82,76 +83,76 @@ func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		in    string
-		code  Code
+		code  pircan.Code
 		req   bool   // a partial request comes back
 		verb  string // when req
 		id    string // when req
 		hasID bool
 	}{
 		// too_long
-		{name: "401 bytes, id echoed", in: long(`PIRCAN/1 ECHO {"text":"x","id":"r1"}`), code: CodeTooLong, req: true, verb: "ECHO", id: "r1", hasID: true},
-		{name: "401 bytes without id", in: long(`PIRCAN/1 echo {"text":"x"}`), code: CodeTooLong, req: true, verb: "ECHO"},
-		{name: "long text field, id echoed", in: `PIRCAN/1 SEND {"id":"r9","text":"` + strings.Repeat("x", 400) + `"}`, code: CodeTooLong, req: true, verb: "SEND", id: "r9", hasID: true},
-		{name: "too long and broken JSON", in: `PIRCAN/1 SEND {"id":"r9","text":"` + strings.Repeat("x", 400), code: CodeTooLong, req: true, verb: "SEND"},
-		{name: "too long and not PIRCAN", in: strings.Repeat("a", 401), code: CodeTooLong},
-		{name: "too long counts bytes not characters", in: "PIRCAN/1 ECHO " + `{"text":"` + strings.Repeat("é", 190) + `"}`, code: CodeTooLong, req: true, verb: "ECHO"},
-		{name: "too long by trailing spaces", in: "PIRCAN/1 HELP" + strings.Repeat(" ", 388), code: CodeTooLong, req: true, verb: "HELP"},
+		{name: "401 bytes, id echoed", in: long(`PIRCAN/1 ECHO {"text":"x","id":"r1"}`), code: pircan.CodeTooLong, req: true, verb: "ECHO", id: "r1", hasID: true},
+		{name: "401 bytes without id", in: long(`PIRCAN/1 echo {"text":"x"}`), code: pircan.CodeTooLong, req: true, verb: "ECHO"},
+		{name: "long text field, id echoed", in: `PIRCAN/1 SEND {"id":"r9","text":"` + strings.Repeat("x", 400) + `"}`, code: pircan.CodeTooLong, req: true, verb: "SEND", id: "r9", hasID: true},
+		{name: "too long and broken JSON", in: `PIRCAN/1 SEND {"id":"r9","text":"` + strings.Repeat("x", 400), code: pircan.CodeTooLong, req: true, verb: "SEND"},
+		{name: "too long and not PIRCAN", in: strings.Repeat("a", 401), code: pircan.CodeTooLong},
+		{name: "too long counts bytes not characters", in: "PIRCAN/1 ECHO " + `{"text":"` + strings.Repeat("é", 190) + `"}`, code: pircan.CodeTooLong, req: true, verb: "ECHO"},
+		{name: "too long by trailing spaces", in: "PIRCAN/1 HELP" + strings.Repeat(" ", 388), code: pircan.CodeTooLong, req: true, verb: "HELP"},
 		// empty
-		{name: "empty string", in: "", code: CodeEmpty},
-		{name: "only spaces", in: "    ", code: CodeEmpty},
-		{name: "only whitespace", in: " \t\r\n ", code: CodeEmpty},
+		{name: "empty string", in: "", code: pircan.CodeEmpty},
+		{name: "only spaces", in: "    ", code: pircan.CodeEmpty},
+		{name: "only whitespace", in: " \t\r\n ", code: pircan.CodeEmpty},
 		// not_pircan
-		{name: "plain text", in: "hello there", code: CodeNotPircan},
-		{name: "plain help", in: "help", code: CodeNotPircan},
-		{name: "other version", in: "PIRCAN/2 HELP", code: CodeNotPircan},
-		{name: "no slash", in: "PIRCAN HELP", code: CodeNotPircan},
-		{name: "no space after prefix", in: "PIRCAN/1HELP", code: CodeNotPircan},
-		{name: "JSON only", in: `{"id":"r1"}`, code: CodeNotPircan},
-		{name: "prefix with suffix", in: "PIRCAN/10 HELP", code: CodeNotPircan},
+		{name: "plain text", in: "hello there", code: pircan.CodeNotPircan},
+		{name: "plain help", in: "help", code: pircan.CodeNotPircan},
+		{name: "other version", in: "PIRCAN/2 HELP", code: pircan.CodeNotPircan},
+		{name: "no slash", in: "PIRCAN HELP", code: pircan.CodeNotPircan},
+		{name: "no space after prefix", in: "PIRCAN/1HELP", code: pircan.CodeNotPircan},
+		{name: "JSON only", in: `{"id":"r1"}`, code: pircan.CodeNotPircan},
+		{name: "prefix with suffix", in: "PIRCAN/10 HELP", code: pircan.CodeNotPircan},
 		// missing_verb
-		{name: "prefix only", in: "PIRCAN/1", code: CodeMissingVerb},
-		{name: "prefix and spaces", in: "PIRCAN/1    ", code: CodeMissingVerb},
-		{name: "lower-case prefix only", in: "pircan/1", code: CodeMissingVerb},
-		{name: "JSON without verb", in: `PIRCAN/1 {"a":1}`, code: CodeMissingVerb},
-		{name: "JSON glued to verb position", in: `PIRCAN/1 {"id":"r1"}`, code: CodeMissingVerb},
+		{name: "prefix only", in: "PIRCAN/1", code: pircan.CodeMissingVerb},
+		{name: "prefix and spaces", in: "PIRCAN/1    ", code: pircan.CodeMissingVerb},
+		{name: "lower-case prefix only", in: "pircan/1", code: pircan.CodeMissingVerb},
+		{name: "JSON without verb", in: `PIRCAN/1 {"a":1}`, code: pircan.CodeMissingVerb},
+		{name: "JSON glued to verb position", in: `PIRCAN/1 {"id":"r1"}`, code: pircan.CodeMissingVerb},
 		// invalid_json
-		{name: "array", in: `PIRCAN/1 FIND ["a"]`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "string", in: `PIRCAN/1 FIND "a"`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "number", in: `PIRCAN/1 FIND 5`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "null", in: `PIRCAN/1 FIND null`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "bare word", in: `PIRCAN/1 FIND hazmat`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "trailing text", in: `PIRCAN/1 FIND {"q":"a"} x`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "two objects", in: `PIRCAN/1 FIND {"q":"a"}{"q":"b"}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "stray closing bracket", in: `PIRCAN/1 FIND {"q":"a"}]`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "duplicate key", in: `PIRCAN/1 FIND {"q":"a","q":"b"}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "duplicate id", in: `PIRCAN/1 FIND {"id":"a","id":"b"}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "unclosed object", in: `PIRCAN/1 FIND {"q":"a"`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "missing value", in: `PIRCAN/1 FIND {"q":}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "missing colon", in: `PIRCAN/1 FIND {"q" "a"}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "missing comma", in: `PIRCAN/1 FIND {"q":"a" "limit":1}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "trailing comma", in: `PIRCAN/1 FIND {"q":"a",}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "unquoted key", in: `PIRCAN/1 FIND {q:"a"}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "number key", in: `PIRCAN/1 FIND {1:"a"}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "single quotes", in: `PIRCAN/1 FIND {'q':'a'}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "leading zero", in: `PIRCAN/1 FIND {"limit":05}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "unterminated string", in: `PIRCAN/1 FIND {"q":"a}`, code: CodeInvalidJSON, req: true, verb: "FIND"},
-		{name: "broken nested value", in: `PIRCAN/1 HELLO {"capabilities":["a",}`, code: CodeInvalidJSON, req: true, verb: "HELLO"},
+		{name: "array", in: `PIRCAN/1 FIND ["a"]`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "string", in: `PIRCAN/1 FIND "a"`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "number", in: `PIRCAN/1 FIND 5`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "null", in: `PIRCAN/1 FIND null`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "bare word", in: `PIRCAN/1 FIND hazmat`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "trailing text", in: `PIRCAN/1 FIND {"q":"a"} x`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "two objects", in: `PIRCAN/1 FIND {"q":"a"}{"q":"b"}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "stray closing bracket", in: `PIRCAN/1 FIND {"q":"a"}]`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "duplicate key", in: `PIRCAN/1 FIND {"q":"a","q":"b"}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "duplicate id", in: `PIRCAN/1 FIND {"id":"a","id":"b"}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "unclosed object", in: `PIRCAN/1 FIND {"q":"a"`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "missing value", in: `PIRCAN/1 FIND {"q":}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "missing colon", in: `PIRCAN/1 FIND {"q" "a"}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "missing comma", in: `PIRCAN/1 FIND {"q":"a" "limit":1}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "trailing comma", in: `PIRCAN/1 FIND {"q":"a",}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "unquoted key", in: `PIRCAN/1 FIND {q:"a"}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "number key", in: `PIRCAN/1 FIND {1:"a"}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "single quotes", in: `PIRCAN/1 FIND {'q':'a'}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "leading zero", in: `PIRCAN/1 FIND {"limit":05}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "unterminated string", in: `PIRCAN/1 FIND {"q":"a}`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
+		{name: "broken nested value", in: `PIRCAN/1 HELLO {"capabilities":["a",}`, code: pircan.CodeInvalidJSON, req: true, verb: "HELLO"},
 		// invalid_id
-		{name: "numeric id", in: `PIRCAN/1 HELP {"id":1}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "boolean id", in: `PIRCAN/1 HELP {"id":true}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "object id", in: `PIRCAN/1 HELP {"id":{"a":"b"}}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "array id", in: `PIRCAN/1 HELP {"id":["a"]}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "65-char id", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("a", 65) + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "64 multibyte characters id (165 bytes)", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("é", 32) + strings.Repeat("日", 31) + "😀" + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "65 bytes of multibyte id", in: `PIRCAN/1 HELP {"id":"a` + strings.Repeat("é", 32) + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "65 bytes as written back", in: `PIRCAN/1 HELP {"id":"a` + strings.Repeat(`\"`, 32) + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "bidi controls written back as 6-byte escapes", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("\u202e", 11) + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "65 multibyte characters id", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("é", 65) + `"}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "id with newline", in: `PIRCAN/1 HELP {"id":"a\nb"}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "id with NUL", in: `PIRCAN/1 HELP {"id":"a\u0000b"}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "id with tab", in: `PIRCAN/1 HELP {"id":"a\tb"}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "id with DEL", in: `PIRCAN/1 HELP {"id":"a\u007fb"}`, code: CodeInvalidID, req: true, verb: "HELP"},
-		{name: "id with C1 control", in: `PIRCAN/1 HELP {"id":"a\u0085b"}`, code: CodeInvalidID, req: true, verb: "HELP"},
+		{name: "numeric id", in: `PIRCAN/1 HELP {"id":1}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "boolean id", in: `PIRCAN/1 HELP {"id":true}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "object id", in: `PIRCAN/1 HELP {"id":{"a":"b"}}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "array id", in: `PIRCAN/1 HELP {"id":["a"]}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "65-char id", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("a", 65) + `"}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "64 multibyte characters id (165 bytes)", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("é", 32) + strings.Repeat("日", 31) + "😀" + `"}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "65 bytes of multibyte id", in: `PIRCAN/1 HELP {"id":"a` + strings.Repeat("é", 32) + `"}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "65 bytes as written back", in: `PIRCAN/1 HELP {"id":"a` + strings.Repeat(`\"`, 32) + `"}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "bidi controls written back as 6-byte escapes", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("\u202e", 11) + `"}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "65 multibyte characters id", in: `PIRCAN/1 HELP {"id":"` + strings.Repeat("é", 65) + `"}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "id with newline", in: `PIRCAN/1 HELP {"id":"a\nb"}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "id with NUL", in: `PIRCAN/1 HELP {"id":"a\u0000b"}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "id with tab", in: `PIRCAN/1 HELP {"id":"a\tb"}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "id with DEL", in: `PIRCAN/1 HELP {"id":"a\u007fb"}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
+		{name: "id with C1 control", in: `PIRCAN/1 HELP {"id":"a\u0085b"}`, code: pircan.CodeInvalidID, req: true, verb: "HELP"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,7 +191,7 @@ func TestParseTooLongBoundary(t *testing.T) {
 		t.Fatalf("a request of exactly %d bytes: %v", MaxRequestBytes, err)
 	}
 	req, err := Parse(reqPadTo(t, base, MaxRequestBytes+1))
-	if err == nil || err.Code != CodeTooLong {
+	if err == nil || err.Code != pircan.CodeTooLong {
 		t.Fatalf("a request of %d bytes: error %v, want too_long", MaxRequestBytes+1, err)
 	}
 	if req == nil || !req.HasID || req.ID != "r1" {
@@ -206,7 +207,7 @@ func TestParseTooLongBoundary(t *testing.T) {
 func TestParseNullIDIsAbsent(t *testing.T) {
 	req, err := Parse(`PIRCAN/1 HELP {"id":null}`)
 	if err != nil {
-		if err.Code != CodeInvalidID {
+		if err.Code != pircan.CodeInvalidID {
 			t.Fatalf("error %v, want none or invalid_id", err)
 		}
 		return
@@ -272,7 +273,7 @@ func TestDecodeNullIsAbsent(t *testing.T) {
 	}
 	// A null for an unknown key is still an unknown key.
 	req = reqMustParse(t, `PIRCAN/1 FIND {"nope":null}`)
-	if err := req.Decode(&reqDecodeArgs{}); err == nil || err.Code != CodeInvalidArgument || err.Field != "nope" {
+	if err := req.Decode(&reqDecodeArgs{}); err == nil || err.Code != pircan.CodeInvalidArgument || err.Field != "nope" {
 		t.Errorf("unknown key with null: %v, want invalid_argument on nope", err)
 	}
 }
@@ -319,7 +320,7 @@ func TestDecodeErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Decode of %s: no error", tc.in)
 			}
-			if err.Code != CodeInvalidArgument {
+			if err.Code != pircan.CodeInvalidArgument {
 				t.Errorf("code %s, want invalid_argument", err.Code)
 			}
 			if err.Field != tc.field {
@@ -349,12 +350,12 @@ func TestDecodeTypeMessage(t *testing.T) {
 }
 
 // reqParseCodes are the error codes Parse may return (spec §2).
-var reqParseCodes = map[Code]bool{
-	CodeTooLong: true, CodeEmpty: true, CodeNotPircan: true, CodeMissingVerb: true,
-	CodeInvalidJSON: true, CodeInvalidID: true,
+var reqParseCodes = map[pircan.Code]bool{
+	pircan.CodeTooLong: true, pircan.CodeEmpty: true, pircan.CodeNotPircan: true, pircan.CodeMissingVerb: true,
+	pircan.CodeInvalidJSON: true, pircan.CodeInvalidID: true,
 }
 
-func reqCheckParsed(t *testing.T, in string, req *Request, err *Error) {
+func reqCheckParsed(t *testing.T, in string, req *Request, err *pircan.Error) {
 	t.Helper()
 	validReq := func() {
 		t.Helper()
@@ -388,7 +389,7 @@ func reqCheckParsed(t *testing.T, in string, req *Request, err *Error) {
 		if err.Message == "" {
 			t.Fatalf("Parse(%q): error without message", in)
 		}
-		if (err.Code == CodeTooLong) != (len(in) > MaxRequestBytes) {
+		if (err.Code == pircan.CodeTooLong) != (len(in) > MaxRequestBytes) {
 			t.Fatalf("Parse(%q) (%d bytes): code %s", in, len(in), err.Code)
 		}
 		if req != nil {
@@ -404,7 +405,7 @@ func reqCheckParsed(t *testing.T, in string, req *Request, err *Error) {
 	}
 	validReq()
 	// Decode never panics and fails only with invalid_argument.
-	if derr := req.Decode(&reqDecodeArgs{}); derr != nil && (derr.Code != CodeInvalidArgument || derr.Message == "") {
+	if derr := req.Decode(&reqDecodeArgs{}); derr != nil && (derr.Code != pircan.CodeInvalidArgument || derr.Message == "") {
 		t.Fatalf("Decode after Parse(%q): %v", in, derr)
 	}
 }
@@ -458,7 +459,7 @@ func TestDecodeOnlyTaggedFields(t *testing.T) {
 	for _, in := range []string{`PIRCAN/1 FIND {"-":"x"}`, `PIRCAN/1 FIND {"":"x"}`} {
 		var a args
 		err := reqMustParse(t, in).Decode(&a)
-		if err == nil || err.Code != CodeInvalidArgument {
+		if err == nil || err.Code != pircan.CodeInvalidArgument {
 			t.Errorf("Decode(%s): error %v, want invalid_argument (unknown field); fields now %+v", in, err, a)
 		}
 	}

@@ -1,4 +1,4 @@
-package pircan
+package irc
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creatimus/pircan/pircan"
 	"github.com/rs/zerolog"
 )
 
@@ -48,102 +49,106 @@ func (s sizesStore) account(i int) string {
 	return fmt.Sprintf("acct%02d", i) + strings.Repeat("a", 58)
 }
 
-func (s sizesStore) agent() Agent {
-	return Agent{ID: sizesUUID, Account: s.account(0), Name: s.rep(80), Description: s.rep(300),
+func (s sizesStore) agent() pircan.Agent {
+	return pircan.Agent{ID: sizesUUID, Account: s.account(0), Name: s.rep(80), Description: s.rep(300),
 		Capabilities: s.list(20, func(i int) string { return fmt.Sprintf("%02d", i) + s.rep(62) }),
 		CardURL:      "https://example.org/" + strings.Repeat("c", 280), Nick: strings.Repeat("n", 64), CreatedAt: sizesAt,
-		Owner: &Owner{Name: s.rep(80), Verification: "unverified"}}
+		Owner: &pircan.Owner{Name: s.rep(80), Verification: "unverified"}}
 }
 
-func (s sizesStore) party() PartyRef {
-	return PartyRef{AgentID: sizesOther, Name: s.rep(80), IRCAccounts: s.list(5, s.account)}
+func (s sizesStore) party() pircan.PartyRef {
+	return pircan.PartyRef{AgentID: sizesOther, Name: s.rep(80), IRCAccounts: s.list(5, s.account)}
 }
 
-func (s sizesStore) AgentByAccount(context.Context, string) (Agent, error) { return s.agent(), s.fail }
-func (s sizesStore) Hello(context.Context, string, string, Profile, int) (Agent, bool, error) {
+func (s sizesStore) AgentByAccount(context.Context, string) (pircan.Agent, error) {
+	return s.agent(), s.fail
+}
+func (s sizesStore) Hello(context.Context, string, string, pircan.Profile, int) (pircan.Agent, bool, error) {
 	return s.agent(), true, s.fail
 }
 func (s sizesStore) SeenNick(context.Context, string, string) error { return s.fail }
-func (s sizesStore) FindAgents(context.Context, FindQuery) ([]Agent, int, error) {
-	out := make([]Agent, 10)
+func (s sizesStore) FindAgents(context.Context, pircan.FindQuery) ([]pircan.Agent, int, error) {
+	out := make([]pircan.Agent, 10)
 	for i := range out {
 		out[i] = s.agent()
 	}
 	return out, 1000000, s.fail
 }
-func (s sizesStore) Channels(context.Context, string, string, int, int) ([]Channel, int, error) {
-	out := make([]Channel, 20)
+func (s sizesStore) Channels(context.Context, string, string, int, int) ([]pircan.Channel, int, error) {
+	out := make([]pircan.Channel, 20)
 	for i := range out {
-		out[i] = Channel{Name: "#" + strings.Repeat("c", 49), Private: true, Topic: s.rep(330), Members: 1000000}
+		out[i] = pircan.Channel{Name: "#" + strings.Repeat("c", 49), Private: true, Topic: s.rep(330), Members: 1000000}
 	}
 	return out, 1000000, s.fail
 }
-func (s sizesStore) JoinChannel(context.Context, string, string) (Channel, error) {
-	return Channel{Name: "#" + strings.Repeat("c", 49), Private: true, Topic: s.rep(330), Members: 1000000}, s.fail
+func (s sizesStore) JoinChannel(context.Context, string, string) (pircan.Channel, error) {
+	return pircan.Channel{Name: "#" + strings.Repeat("c", 49), Private: true, Topic: s.rep(330), Members: 1000000}, s.fail
 }
 func (s sizesStore) Policy(context.Context, string) (string, bool, error) {
-	return PolicyOwnerDecides, true, s.fail
+	return pircan.PolicyOwnerDecides, true, s.fail
 }
-func (s sizesStore) SetPolicy(context.Context, Actor, string) error { return s.fail }
-func (s sizesStore) Contact(context.Context, Actor, NewContact, Limits) (ContactResult, error) {
-	return ContactResult{RequestID: sizesUUID, Status: "accepted", AgreementID: sizesOther}, s.fail
+func (s sizesStore) SetPolicy(context.Context, pircan.Actor, string) error { return s.fail }
+func (s sizesStore) Contact(context.Context, pircan.Actor, pircan.NewContact, pircan.Limits) (pircan.ContactResult, error) {
+	return pircan.ContactResult{RequestID: sizesUUID, Status: "accepted", AgreementID: sizesOther}, s.fail
 }
-func (s sizesStore) Contacts(context.Context, string, bool, string, int, int) ([]ContactItem, int, error) {
-	out := make([]ContactItem, 10)
+func (s sizesStore) Contacts(context.Context, string, bool, string, int, int) ([]pircan.ContactItem, int, error) {
+	out := make([]pircan.ContactItem, 10)
 	for i := range out {
-		out[i] = ContactItem{RequestID: sizesUUID, Other: s.party(), Purpose: s.rep(300), Scopes: s.scopes(),
+		out[i] = pircan.ContactItem{RequestID: sizesUUID, Other: s.party(), Purpose: s.rep(300), Scopes: s.scopes(),
 			TTLDays: 365, Status: "cancelled", ExpiresAt: sizesAt}
 	}
 	return out, 1000000, s.fail
 }
-func (s sizesStore) Decide(context.Context, Actor, Decision) (DecisionResult, error) {
-	return DecisionResult{AgreementID: sizesOther, Scopes: s.scopes(), ExpiresAt: sizesAt}, s.fail
+func (s sizesStore) Decide(context.Context, pircan.Actor, pircan.Decision) (pircan.DecisionResult, error) {
+	return pircan.DecisionResult{AgreementID: sizesOther, Scopes: s.scopes(), ExpiresAt: sizesAt}, s.fail
 }
-func (s sizesStore) Agreements(context.Context, string, bool, int, int) ([]AgreementItem, int, error) {
-	out := make([]AgreementItem, 10)
+func (s sizesStore) Agreements(context.Context, string, bool, int, int) ([]pircan.AgreementItem, int, error) {
+	out := make([]pircan.AgreementItem, 10)
 	for i := range out {
-		out[i] = AgreementItem{AgreementID: sizesUUID, With: s.party(), Role: "requester", Scopes: s.scopes(),
+		out[i] = pircan.AgreementItem{AgreementID: sizesUUID, With: s.party(), Role: "requester", Scopes: s.scopes(),
 			Status: "expired", ExpiresAt: sizesAt}
 	}
 	return out, 1000000, s.fail
 }
-func (s sizesStore) Revoke(context.Context, Actor, string) error { return s.fail }
-func (s sizesStore) Send(context.Context, Actor, NewMessage, Limits) (SentMessage, error) {
-	return SentMessage{MessageID: sizesUUID, ConversationID: sizesOther, AgreementID: sizesUUID, Hop: 8}, s.fail
+func (s sizesStore) Revoke(context.Context, pircan.Actor, string) error { return s.fail }
+func (s sizesStore) Send(context.Context, pircan.Actor, pircan.NewMessage, pircan.Limits) (pircan.SentMessage, error) {
+	return pircan.SentMessage{MessageID: sizesUUID, ConversationID: sizesOther, AgreementID: sizesUUID, Hop: 8}, s.fail
 }
-func (s sizesStore) Inbox(context.Context, Actor, int, []string) ([]Message, int, error) {
-	out := make([]Message, 10)
+func (s sizesStore) Inbox(context.Context, pircan.Actor, int, []string) ([]pircan.Message, int, error) {
+	out := make([]pircan.Message, 10)
 	for i := range out {
 		text := s.rep(15) // a short one, and long ones of 200 and more characters
 		if i%2 == 1 {
-			text = s.rep(MaxStoredText / len(s.fill))
+			text = s.rep(pircan.MaxStoredText / len(s.fill))
 		}
-		out[i] = Message{MessageID: sizesUUID, From: s.party(), AgreementID: sizesOther, ConversationID: sizesUUID,
+		out[i] = pircan.Message{MessageID: sizesUUID, From: s.party(), AgreementID: sizesOther, ConversationID: sizesUUID,
 			Hop: 8, At: sizesAt, Text: text}
 	}
 	return out, 1000000, s.fail
 }
-func (s sizesStore) MarkRead(context.Context, Actor, []string) error { return s.fail }
-func (s sizesStore) Login(context.Context, string, string, Limits) (LoginResult, error) {
+func (s sizesStore) MarkRead(context.Context, pircan.Actor, []string) error { return s.fail }
+func (s sizesStore) Login(context.Context, string, string, pircan.Limits) (pircan.LoginResult, error) {
 	// A User-Agent is whatever the browser sent: up to 300 bytes of anything.
 	ua := strings.Repeat("\u009b"+s.fill+"\u202e", 300)[:300]
-	return LoginResult{SessionID: sizesUUID, Account: s.account(0), Browser: ua, StartedAt: sizesAt, ExpiresAt: sizesAt}, s.fail
+	return pircan.LoginResult{SessionID: sizesUUID, Account: s.account(0), Browser: ua, StartedAt: sizesAt, ExpiresAt: sizesAt}, s.fail
 }
 func (s sizesStore) Logout(context.Context, string) (int, error) { return 1000000, s.fail }
-func (s sizesStore) binding() *Binding {
-	return &Binding{Account: s.account(1), Status: BindingConfirmed, NamedAt: sizesAt, DecidedAt: sizesAt,
-		Owner: &Owner{Account: s.account(1), Name: s.rep(80), Verification: "verified"}}
+func (s sizesStore) binding() *pircan.Binding {
+	return &pircan.Binding{Account: s.account(1), Status: pircan.BindingConfirmed, NamedAt: sizesAt, DecidedAt: sizesAt,
+		Owner: &pircan.Owner{Account: s.account(1), Name: s.rep(80), Verification: "verified"}}
 }
-func (s sizesStore) OwnerBinding(context.Context, string) (*Binding, error) {
+func (s sizesStore) OwnerBinding(context.Context, string) (*pircan.Binding, error) {
 	return s.binding(), s.fail
 }
-func (s sizesStore) NameOwner(context.Context, Actor, string) (Binding, error) {
+func (s sizesStore) NameOwner(context.Context, pircan.Actor, string) (pircan.Binding, error) {
 	b := *s.binding()
-	b.Status = BindingPending
+	b.Status = pircan.BindingPending
 	return b, s.fail
 }
-func (s sizesStore) ClearOwner(context.Context, Actor) (*Binding, error) { return s.binding(), s.fail }
-func (s sizesStore) Report(context.Context, Actor, NewReport, Limits) (string, error) {
+func (s sizesStore) ClearOwner(context.Context, pircan.Actor) (*pircan.Binding, error) {
+	return s.binding(), s.fail
+}
+func (s sizesStore) Report(context.Context, pircan.Actor, pircan.NewReport, pircan.Limits) (string, error) {
 	return sizesUUID, s.fail
 }
 
@@ -214,7 +219,7 @@ func sizesCases(t *testing.T, fill, id string) []sizesCase {
 		{"CANCEL", "CANCEL", req("CANCEL", `"request_id":"`+sizesUUID+`"`)},
 		{"AGREEMENTS", "AGREEMENT", req("AGREEMENTS", `"all":true`, `"limit":10`, `"offset":10000`)},
 		{"REVOKE", "REVOKE", req("REVOKE", `"agreement_id":"`+sizesUUID+`"`)},
-		{"SEND", "SEND", text("text", "SEND", MaxIRCText, `"to":"`+sizesOther+`"`, `"reply_to":"`+sizesUUID+`"`)},
+		{"SEND", "SEND", text("text", "SEND", pircan.MaxIRCText, `"to":"`+sizesOther+`"`, `"reply_to":"`+sizesUUID+`"`)},
 		{"INBOX", "MESSAGE", req("INBOX", `"limit":10`)},
 		{"LOGIN", "LOGIN", req("LOGIN", `"code":"bcdf-ghjk"`)},
 		{"LOGOUT", "LOGOUT", req("LOGOUT")},
@@ -247,17 +252,17 @@ var sizesIDs = []string{strings.Repeat("r", 64), strings.Repeat(`"`, 32), string
 var sizesFills = []string{"x", "😀", "ش", "👩\u200d👩\u200d👧", `"`, "\u2028", "\u009b", "\u202e"}
 
 func TestEveryReplyFitsWithRe(t *testing.T) {
-	limits := DefaultLimits
+	limits := pircan.DefaultLimits
 	limits.PerCaller, limits.Unidentified = 1<<30, 1<<30
 	covered := map[string]bool{}
 	for _, fill := range sizesFills {
 		for _, id := range sizesIDs {
 			for _, fail := range []error{nil, errors.New("store down")} {
 				st := sizesStore{fill: fill, fail: fail}
-				svc := NewService(st, nil, Config{Limits: limits, Now: func() time.Time { return sizesAt }}, zerolog.Nop())
+				svc := newTestFace(st, Config{Limits: limits, Now: func() time.Time { return sizesAt }})
 				sender := Sender{Account: st.account(0), Nick: strings.Repeat("n", 64)}
 				for _, c := range sizesCases(t, fill, id) {
-					replies, _ := svc.HandleOutcome(context.Background(), sender, c.line)
+					replies, _ := svc.Handle(context.Background(), sender, c.line)
 					if len(replies) == 0 {
 						t.Fatalf("%s: no reply", c.line)
 					}
@@ -270,9 +275,9 @@ func TestEveryReplyFitsWithRe(t *testing.T) {
 					}
 					texts := sizesCheck(t, replies, id, c.line)
 					if c.verb == "INBOX" && fail == nil {
-						msgs, _, _ := st.Inbox(context.Background(), Actor{}, 10, nil)
+						msgs, _, _ := st.Inbox(context.Background(), pircan.Actor{}, 10, nil)
 						for i, m := range msgs {
-							want := replySanitize(string([]rune(m.Text)[:min(len([]rune(m.Text)), MaxIRCText)]))
+							want := replySanitize(string([]rune(m.Text)[:min(len([]rune(m.Text)), pircan.MaxIRCText)]))
 							if i >= len(texts) || texts[i] != want {
 								t.Fatalf("fill %q id %q: message %d arrives as %q, want %q", fill, id, i, texts, want)
 							}
@@ -327,7 +332,7 @@ func sizesCheck(t *testing.T, replies []Reply, id, request string) []string {
 
 // Lines PIRCAN sends on its own (no request, so no re) fit as well.
 func TestUnsolicitedRepliesFit(t *testing.T) {
-	svc := NewService(sizesStore{fill: "x"}, nil, Config{Lobby: "#" + strings.Repeat("l", 49)}, zerolog.Nop())
+	svc := newTestFace(sizesStore{fill: "x"}, Config{Lobby: "#" + strings.Repeat("l", 49)})
 	replies, _ := svc.Welcome(Sender{Account: "a", Nick: strings.Repeat("n", 64)}, "")
 	if len(replies) == 0 {
 		t.Fatal("no welcome")
@@ -352,7 +357,7 @@ func TestUnsolicitedRepliesFit(t *testing.T) {
 // that could make one read as another's; right-to-left scripts and emoji
 // sequences stay welcome.
 func TestLabelsRefuseBidiControls(t *testing.T) {
-	svc := NewService(sizesStore{fill: "x"}, nil, Config{Limits: DefaultLimits}, zerolog.Nop())
+	svc := newTestFace(sizesStore{fill: "x"}, Config{Limits: pircan.DefaultLimits})
 	sender := Sender{Account: "alice", Nick: "alice"}
 	for _, c := range []struct{ line, field string }{
 		{`PIRCAN/1 HELLO {"name":"Alice\u202eecilA"}`, "name"},
@@ -364,12 +369,12 @@ func TestLabelsRefuseBidiControls(t *testing.T) {
 		{`PIRCAN/1 JOIN {"channel":"#chem\u2068"}`, "channel"},
 		{`PIRCAN/1 JOIN {"channel":"#` + strings.Repeat(`\"`, 25) + `"}`, "channel"}, // 51 bytes as written back
 	} {
-		replies := svc.Handle(context.Background(), sender, c.line)
+		replies := svc.handle(context.Background(), sender, c.line)
 		if len(replies) != 1 || replies[0].Verb != "ERROR" {
 			t.Fatalf("%s: %v, want one ERROR", c.line, replies)
 		}
 		f := replies[0].Fields
-		if f[keyIndex(f, "code")].Value != string(CodeInvalidArgument) || f[keyIndex(f, "field")].Value != Text(c.field) {
+		if f[keyIndex(f, "code")].Value != string(pircan.CodeInvalidArgument) || f[keyIndex(f, "field")].Value != Text(c.field) {
 			t.Errorf("%s: %v, want invalid_argument for %s", c.line, f, c.field)
 		}
 	}
@@ -379,11 +384,11 @@ func TestLabelsRefuseBidiControls(t *testing.T) {
 		`PIRCAN/1 HELLO {"name":"שלום\u200fAgent"}`, // a mark, not an override
 		`PIRCAN/1 JOIN {"channel":"#כימיה"}`,
 	} {
-		if replies := svc.Handle(context.Background(), sender, line); len(replies) != 1 || replies[0].Verb == "ERROR" {
+		if replies := svc.handle(context.Background(), sender, line); len(replies) != 1 || replies[0].Verb == "ERROR" {
 			t.Errorf("%s: %v, want it accepted", line, replies)
 		}
 	}
-	if err := CheckChannelName("#ops\u202e"); err == nil || err.Field != "channel" {
+	if err := pircan.CheckChannelName("#ops\u202e"); err == nil || err.Field != "channel" {
 		t.Errorf("operator channel names: %v, want bidi refused", err)
 	}
 }

@@ -1,16 +1,17 @@
-package pircan
+package irc
 
 import (
 	"testing"
 	"time"
 
+	"github.com/creatimus/pircan/pircan"
 	"github.com/rs/zerolog"
 )
 
 // A request refused for a full queue gets the same rate_limited ERROR as
 // the per-minute limit, with its id and verb when they can be read.
 func TestOverloadedReply(t *testing.T) {
-	s := NewService(nil, nil, Config{Limits: DefaultLimits}, zerolog.Nop())
+	s := newTestFace(nil, Config{Limits: pircan.DefaultLimits})
 	for _, c := range []struct{ text, verb, re string }{
 		{`PIRCAN/1 WHOAMI {"id":"w1"}`, "WHOAMI", "w1"},
 		{`PIRCAN/1 FIND {"q":`, "FIND", ""},

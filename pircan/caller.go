@@ -1,0 +1,107 @@
+package pircan
+
+import (
+	"context"
+	"errors"
+)
+
+// Face names the door a call came through. Only the IRC face knows nicks.
+type Face string
+
+const (
+	FaceIRC    Face = "irc"
+	FacePortal Face = "portal"
+	FaceMCP    Face = "mcp"
+	FaceA2A    Face = "a2a"
+)
+
+// Sizes are the limits that differ per face (spec §4): an IRC agent writes
+// a message of 200 characters, an MCP or A2A one of 60,000 bytes.
+type Sizes struct {
+	TextChars int // most characters of a message text; 0: only TextBytes counts
+	TextBytes int // most UTF-8 bytes of a message text
+}
+
+var (
+	// IRCSizes are the IRC face's: a request line is 400 bytes.
+	IRCSizes = Sizes{TextChars: MaxIRCText, TextBytes: MaxStoredText}
+	// FullSizes are those of the faces without a line length (MCP, A2A).
+	FullSizes = Sizes{TextBytes: MaxStoredText}
+)
+
+// Caller is who calls an operation, as its face attests it: the NickServ
+// account (an IRC account tag, a token's account, a portal session's), the
+// agent registered for it, the face and its sizes. Nick is set by the IRC
+// face alone; Session by the portal, for the audit log.
+type Caller struct {
+	Account string
+	Agent   *Agent // nil: the account has no agent (or there is no account)
+	Face    Face
+	Nick    string
+	Session string
+	Sizes   Sizes
+}
+
+// Identified reports whether the caller has an account.
+func (c Caller) Identified() bool { return c.Account != "" }
+
+// Caller reads who calls, once per request: the agent registered for
+// account, if any. A nick (IRC only) the agent was not last seen with is
+// recorded, so FIND shows where to reach it.
+func (s *Service) Caller(ctx context.Context, face Face, account, nick string) (Caller, error) {
+	c := Caller{Account: account, Face: face, Nick: nick, Sizes: FullSizes}
+	if face == FaceIRC {
+		c.Sizes = IRCSizes
+	}
+	if account == "" {
+		return c, nil
+	}
+	a, err := s.store.AgentByAccount(ctx, account)
+	if errors.Is(err, ErrNotFound) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	if nick != "" && a.Nick != nick {
+		if err := s.store.SeenNick(ctx, a.ID, nick); err != nil {
+			return c, err
+		}
+		a.Nick = nick
+	}
+	c.Agent = &a
+	return c, nil
+}
+
+// identified is the check of operations that need an account.
+func (c Caller) identified() *Error {
+	if c.Account == "" {
+		return errNotIdentified
+	}
+	return nil
+}
+
+// agent is the check of operations that need a registered agent.
+func (c Caller) agent() (*Agent, *Error) {
+	if c.Account == "" {
+		return nil, errNotIdentified
+	}
+	if c.Agent == nil {
+		return nil, errNotRegistered
+	}
+	return c.Agent, nil
+}
+
+// actor is the caller as the store's rules and audit log see it.
+func (c Caller) actor() Actor {
+	a := Actor{Account: c.Account, Session: c.Session}
+	if c.Agent != nil {
+		a.AgentID = c.Agent.ID
+	}
+	return a
+}
+
+var (
+	errNotIdentified = Errorf(CodeNotIdentified, "No NickServ account on your messages; identify with NickServ first.")
+	errNotRegistered = Errorf(CodeNotRegistered, "Send PIRCAN/1 HELLO first.")
+)

@@ -1,0 +1,220 @@
+package pircan
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Arguments are structs of pointer fields (nil: not given) whose `json` tag
+// names the field on every face and whose `check` tag holds its limits, so
+// that a limit is written once: the operation validates by it (checkArgs),
+// HELP and, later, the MCP schemas describe it (ArgsOf). Options, comma
+// separated:
+//
+//	required        must be given
+//	id              a UUID
+//	text=N          user-written: printable, not blank, at most N characters
+//	message         text within the caller's face sizes (Caller.Sizes)
+//	clear           with text: "" is allowed (it clears the field)
+//	label           no bidi controls (others read it as a label)
+//	range=A-B       a whole number from A to B
+//	default=N       the value of an absent whole number
+//	enum=a|b        one of the words; enum=@name: one of the list Enums names
+type Arg struct {
+	Name     string
+	Required bool
+	ID       bool
+	Text     int // 0: no text limit of this tag
+	Message  bool
+	Clear    bool
+	Label    bool
+	Min, Max int
+	HasRange bool
+	Default  *int
+	Enum     []string
+}
+
+// ArgsOf lists the arguments of an argument struct, in field order.
+func ArgsOf(args any) []Arg {
+	t := reflect.TypeOf(args)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	out := make([]Arg, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		if sp, ok := specOf(t.Field(i)); ok {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// Describe renders one argument for HELP: its name and its limit, as in
+// "limit (1-10)" or "text (200 chars)"; sizes are the face's.
+func (a Arg) Describe(sizes Sizes) string {
+	switch {
+	case a.HasRange:
+		return fmt.Sprintf("%s (%d-%d)", a.Name, a.Min, a.Max)
+	case len(a.Enum) > 0:
+		return fmt.Sprintf("%s (%s)", a.Name, strings.Join(a.Enum, ", "))
+	case a.Message && sizes.TextChars > 0:
+		return fmt.Sprintf("%s (%d chars)", a.Name, sizes.TextChars)
+	case a.Message:
+		return fmt.Sprintf("%s (%d bytes)", a.Name, sizes.TextBytes)
+	case a.Text > 0:
+		return fmt.Sprintf("%s (%d chars)", a.Name, a.Text)
+	}
+	return a.Name
+}
+
+func specOf(f reflect.StructField) (Arg, bool) {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" || name == "-" || !f.IsExported() {
+		return Arg{}, false
+	}
+	sp := Arg{Name: name}
+	for _, opt := range strings.Split(f.Tag.Get("check"), ",") {
+		key, val, _ := strings.Cut(opt, "=")
+		switch key {
+		case "":
+		case "required":
+			sp.Required = true
+		case "id":
+			sp.ID = true
+		case "text":
+			sp.Text = mustAtoi(f, val)
+		case "message":
+			sp.Message = true
+		case "clear":
+			sp.Clear = true
+		case "label":
+			sp.Label = true
+		case "range":
+			lo, hi, _ := strings.Cut(val, "-")
+			sp.Min, sp.Max, sp.HasRange = mustAtoi(f, lo), mustAtoi(f, hi), true
+		case "default":
+			d := mustAtoi(f, val)
+			sp.Default = &d
+		case "enum":
+			sp.Enum = strings.Split(val, "|")
+			if list, named := strings.CutPrefix(val, "@"); named {
+				if sp.Enum = Enums[list]; sp.Enum == nil {
+					panic(fmt.Sprintf("pircan: field %s: no list %q in Enums", f.Name, list))
+				}
+			}
+		default:
+			panic(fmt.Sprintf("pircan: field %s: unknown check option %q", f.Name, key))
+		}
+	}
+	return sp, true
+}
+
+func mustAtoi(f reflect.StructField, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		panic(fmt.Sprintf("pircan: field %s: bad number %q in its check tag", f.Name, s))
+	}
+	return n
+}
+
+// checkArgs validates args (a pointer to an argument struct) by its check
+// tags, in field order, and fills absent whole numbers that have a default.
+func checkArgs(args any, sizes Sizes) *Error {
+	v := reflect.ValueOf(args).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sp, ok := specOf(t.Field(i))
+		if !ok {
+			continue
+		}
+		f := v.Field(i)
+		if f.Kind() != reflect.Pointer {
+			continue
+		}
+		if f.IsNil() {
+			if sp.Required {
+				return FieldError(CodeInvalidArgument, sp.Name, "%q is required.", sp.Name)
+			}
+			if sp.Default != nil && f.Type().Elem().Kind() == reflect.Int {
+				d := *sp.Default
+				f.Set(reflect.ValueOf(&d))
+			}
+			continue
+		}
+		if err := sp.check(f.Elem(), sizes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (sp Arg) check(v reflect.Value, sizes Sizes) *Error {
+	switch v.Kind() {
+	case reflect.Int:
+		if n := int(v.Int()); sp.HasRange && (n < sp.Min || n > sp.Max) {
+			return FieldError(CodeInvalidArgument, sp.Name, "%q must be from %d to %d.", sp.Name, sp.Min, sp.Max)
+		}
+	case reflect.String:
+		return sp.checkString(v.String(), sizes)
+	}
+	return nil
+}
+
+func (sp Arg) checkString(s string, sizes Sizes) *Error {
+	switch {
+	case sp.ID && !ValidID(s):
+		return FieldError(CodeInvalidArgument, sp.Name, "%q must be an id (a UUID).", sp.Name)
+	case len(sp.Enum) > 0 && !slices.Contains(sp.Enum, s):
+		return FieldError(CodeInvalidArgument, sp.Name, "%q is one of %s.", sp.Name, strings.Join(sp.Enum, ", "))
+	case sp.Clear && s == "":
+		return nil
+	case sp.Text > 0:
+		if err := checkText(sp.Name, s, sp.Text); err != nil {
+			return err
+		}
+	case sp.Message:
+		if err := checkMessageText(sp.Name, s, sizes); err != nil {
+			return err
+		}
+	}
+	if sp.Label {
+		return checkLabel(sp.Name, s)
+	}
+	return nil
+}
+
+// checkMessageText holds a message's text to the caller's face sizes.
+func checkMessageText(field, s string, sizes Sizes) *Error {
+	if sizes.TextChars > 0 {
+		return checkText(field, s, sizes.TextChars)
+	}
+	if err := checkText(field, s, utf8.RuneCountInString(s)); err != nil {
+		return err
+	}
+	if len(s) > sizes.TextBytes {
+		return FieldError(CodeTooLong, field, "%q may be at most %d bytes; it has %d.", field, sizes.TextBytes, len(s))
+	}
+	return nil
+}
+
+// Enums are the word lists that check tags name (enum=@name), so that each
+// list is written once.
+var Enums = map[string][]string{
+	"policies":   Policies,
+	"categories": ReportCategories,
+}
+
+// ArgNamed is the argument name of an argument struct (zero Arg if none):
+// how tests and docs read a limit without restating it.
+func ArgNamed(args any, name string) Arg {
+	for _, a := range ArgsOf(args) {
+		if a.Name == name {
+			return a
+		}
+	}
+	return Arg{}
+}

@@ -1,0 +1,7 @@
+package irc
+
+// Rendering of REPORT.
+
+func renderReport(_ *call, reportID string) []Reply {
+	return one("REPORT", Object{{"report_id", reportID}, {"status", "open"}})
+}

@@ -1,0 +1,181 @@
+package pircan
+
+import (
+	"context"
+	"errors"
+)
+
+// Owner operations: what a signed-in owner does in the portal. The caller
+// is the owner's account with its portal Session; an agent is named by id
+// and must be one the account owns (store: ownerActor), else not_found.
+
+// OwnerCaller is the portal's caller for a signed-in session.
+func OwnerCaller(s PortalSession) Caller {
+	return Caller{Account: s.Account, Face: FacePortal, Session: s.ID, Sizes: FullSizes}
+}
+
+// ownerErrors are the words of refused owner actions.
+var ownerErrors = map[error]*Error{
+	ErrNotAuthorized: Errorf(CodeNotAuthorized, "Another account is this agent's confirmed owner: only that account can change it here."),
+	ErrNotFound:      Errorf(CodeNotFound, "No such agent, request, agreement or session of yours."),
+	ErrNotPending:    decisionErrors[ErrNotPending],
+	ErrNotActive:     revokeErrors[ErrNotActive],
+	ErrInvalidGrant:  errInvalidGrant,
+}
+
+// StartSignIn opens a waiting portal session for a browser; over
+// SignInStartsHour starts from its address it is ErrRateLimited, with the
+// session's RetryAt saying when to try again.
+func (s *Service) StartSignIn(ctx context.Context, in NewSignIn) (PortalSession, error) {
+	return s.store.StartSignIn(ctx, in, s.cfg.Limits.SignInStartsHour)
+}
+
+// PortalSession is the browser session whose cookie secret hashes to
+// secretSHA256, or ErrNotFound.
+func (s *Service) PortalSession(ctx context.Context, secretSHA256 []byte) (PortalSession, error) {
+	return s.store.PortalSession(ctx, secretSHA256)
+}
+
+// OwnerView is what a signed-in account owns and what waits for it.
+type OwnerView struct {
+	Owner   *Owner // the account's owner row, if any
+	Agents  []OwnedAgentView
+	Pending []PendingBinding // agents asking the account to confirm it as owner
+}
+
+// OwnedAgentView is an owned agent with its incoming pending requests and
+// active agreements (each up to ownerListMax).
+type OwnedAgentView struct {
+	OwnedAgent
+	Requests   []ContactItem
+	Agreements []AgreementItem
+}
+
+const ownerListMax = 50
+
+// Owned reads everything the portal's agents page shows the caller.
+func (s *Service) Owned(ctx context.Context, c Caller) (OwnerView, error) {
+	var v OwnerView
+	var err error
+	if err = c.identified(); err != nil {
+		return v, err
+	}
+	if v.Owner, err = s.store.Owner(ctx, c.Account); err != nil {
+		return v, err
+	}
+	if v.Pending, err = s.store.PendingBindings(ctx, c.Account); err != nil {
+		return v, err
+	}
+	owned, err := s.store.OwnedAgents(ctx, c.Account)
+	if err != nil {
+		return v, err
+	}
+	for _, a := range owned {
+		av := OwnedAgentView{OwnedAgent: a}
+		if av.Requests, _, err = s.store.Contacts(ctx, a.ID, true, "pending", ownerListMax, 0); err != nil {
+			return v, err
+		}
+		if av.Agreements, _, err = s.store.Agreements(ctx, a.ID, false, ownerListMax, 0); err != nil {
+			return v, err
+		}
+		v.Agents = append(v.Agents, av)
+	}
+	return v, nil
+}
+
+// AccountOwner is the caller's owner row (name, verification), if any.
+func (s *Service) AccountOwner(ctx context.Context, c Caller) (*Owner, error) {
+	return s.store.Owner(ctx, c.Account)
+}
+
+// Sessions lists the live portal sessions of the caller's account.
+func (s *Service) Sessions(ctx context.Context, c Caller) ([]SessionItem, error) {
+	return s.store.PortalSessions(ctx, c.Account)
+}
+
+// ownerAgent checks an agent id given to an owner operation.
+func ownerAgent(agentID string) *Error {
+	if !ValidID(agentID) {
+		return FieldError(CodeInvalidArgument, "agent_id", `"agent_id" must be an id (a UUID).`)
+	}
+	return nil
+}
+
+// OwnerSetPolicy sets an owned agent's policy.
+func (s *Service) OwnerSetPolicy(ctx context.Context, c Caller, agentID string, a PolicyArgs) error {
+	if err := ownerAgent(agentID); err != nil {
+		return err
+	}
+	if err := checkArgs(&a, c.Sizes); err != nil {
+		return err
+	}
+	if a.Policy == nil {
+		return FieldError(CodeInvalidArgument, "policy", "%q is required.", "policy")
+	}
+	return ruleErrors(s.store.OwnerSetPolicy(ctx, c.Account, c.Session, agentID, *a.Policy), ownerErrors)
+}
+
+// OwnerAccept accepts a request to an owned agent, under the same rules as
+// the agent's own ACCEPT.
+func (s *Service) OwnerAccept(ctx context.Context, c Caller, agentID string, a DecideArgs) (DecisionResult, error) {
+	return s.ownerDecide(ctx, c, agentID, DecideAccept, a)
+}
+
+// OwnerDecline declines a request to an owned agent.
+func (s *Service) OwnerDecline(ctx context.Context, c Caller, agentID string, a RequestArgs) (DecisionResult, error) {
+	return s.ownerDecide(ctx, c, agentID, DecideDecline, DecideArgs{RequestID: a.RequestID})
+}
+
+func (s *Service) ownerDecide(ctx context.Context, c Caller, agentID, kind string, a DecideArgs) (DecisionResult, error) {
+	if err := ownerAgent(agentID); err != nil {
+		return DecisionResult{}, err
+	}
+	d, perr := decision(kind, a, c.Sizes)
+	if perr != nil {
+		return DecisionResult{}, perr
+	}
+	res, err := s.store.OwnerDecide(ctx, c.Account, c.Session, agentID, d)
+	if errors.Is(err, ErrInvalidGrant) {
+		return DecisionResult{}, grantError(d)
+	}
+	if err != nil {
+		return DecisionResult{}, ruleErrors(err, ownerErrors)
+	}
+	res.RequestID, res.Status = d.RequestID, decidedStatus[kind]
+	return res, nil
+}
+
+// OwnerRevoke ends an owned agent's agreement.
+func (s *Service) OwnerRevoke(ctx context.Context, c Caller, agentID string, a RevokeArgs) error {
+	if err := ownerAgent(agentID); err != nil {
+		return err
+	}
+	if err := checkArgs(&a, c.Sizes); err != nil {
+		return err
+	}
+	return ruleErrors(s.store.OwnerRevoke(ctx, c.Account, c.Session, agentID, *a.AgreementID), ownerErrors)
+}
+
+// DecideBinding confirms (or declines) the caller as an agent's owner.
+func (s *Service) DecideBinding(ctx context.Context, c Caller, agentID string, confirm bool) error {
+	if err := ownerAgent(agentID); err != nil {
+		return err
+	}
+	return ruleErrors(s.store.DecideBinding(ctx, c.Account, c.Session, agentID, confirm), ownerErrors)
+}
+
+// ReleaseAgent ends the caller's ownership of an agent.
+func (s *Service) ReleaseAgent(ctx context.Context, c Caller, agentID string) error {
+	if err := ownerAgent(agentID); err != nil {
+		return err
+	}
+	return ruleErrors(s.store.ReleaseAgent(ctx, c.Account, c.Session, agentID), ownerErrors)
+}
+
+// EndSession ends one portal session of the caller's account.
+func (s *Service) EndSession(ctx context.Context, c Caller, sessionID string) error {
+	if !ValidID(sessionID) {
+		return FieldError(CodeInvalidArgument, "session_id", `"session_id" must be an id (a UUID).`)
+	}
+	return ruleErrors(s.store.EndPortalSession(ctx, c.Account, c.Session, sessionID), ownerErrors)
+}
