@@ -157,3 +157,10 @@ type Report struct {
 	Resolution *string
 	Action     *string
 }
+
+type RequestWindow struct {
+	Key     string
+	Started time.Time
+	Ends    time.Time
+	Count   int32
+}
