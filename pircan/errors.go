@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code is one of the stable error codes of spec §2. The string values are
@@ -35,6 +36,8 @@ type Error struct {
 	Message string
 	Field   string // the offending JSON field, for invalid_argument / empty / too_long
 	Ref     string // internal_error: the reference logged beside the cause (AsError)
+	// RetryAfter: a rate_limited refusal's wait until the window passes.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

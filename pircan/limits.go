@@ -17,9 +17,11 @@ type Limits struct {
 	ReportsHour       int           // reports per hour per agent
 	LoginsHour        int           // owner LOGIN attempts per hour per account
 	SignInStartsHour  int           // owner portal sign-in starts per hour per address
+	PortalPerMinute   int           // owner portal actions per Window per account, across replicas
+	HTTPPerMinute     int           // MCP and A2A requests per Window per account, across replicas
 }
 
 // DefaultLimits are the spec's figures.
 var DefaultLimits = Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30,
 	ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40, ReportsHour: 5,
-	LoginsHour: 10, SignInStartsHour: 10}
+	LoginsHour: 10, SignInStartsHour: 10, PortalPerMinute: 60, HTTPPerMinute: 120}

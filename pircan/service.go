@@ -20,10 +20,11 @@ type Config struct {
 
 // Service is the protocol core.
 type Service struct {
-	store Store
-	cfg   Config
-	log   zerolog.Logger
-	reads *reads // INBOX messages in flight (inflight.go)
+	store   Store
+	counter RequestCounter // nil: the store counts no requests (tests)
+	cfg     Config
+	log     zerolog.Logger
+	reads   *reads // INBOX messages in flight (inflight.go)
 }
 
 // NewService wires the core to its store.
@@ -31,7 +32,9 @@ func NewService(store Store, cfg Config, log zerolog.Logger) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{store: store, cfg: cfg, log: log, reads: newReads(store, log, cfg.Now)}
+	s := &Service{store: store, cfg: cfg, log: log, reads: newReads(store, log, cfg.Now)}
+	s.counter, _ = store.(RequestCounter)
+	return s
 }
 
 // Limits are the limits in force.

@@ -149,6 +149,7 @@ func (b *Bot) Conn() *transport.Conn { return b.conn }
 func (b *Bot) Run(ctx context.Context) error {
 	defer b.store.Close()
 	b.notes.run(ctx)
+	go b.pruneRequestWindows(ctx)
 	go b.follow(ctx, "pircan_channels", func() {}, func(string) {
 		if b.conn.Registered() {
 			b.joinChannels(ctx, false)
@@ -495,6 +496,30 @@ func (b *Bot) follow(ctx context.Context, channel string, listening func(), fn f
 		select {
 		case <-ctx.Done():
 		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+// pruneRequestWindows deletes the ended per-minute request windows of the
+// HTTP faces (pircan/admission.go) once a minute, in every process: an
+// ended window counts the same pruned or not, so racing prunes are harmless.
+func (b *Bot) pruneRequestWindows(ctx context.Context) {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for {
+			n, err := b.store.PruneRequestWindows(ctx, time.Now())
+			if err != nil {
+				b.log.Warn().Err(err).Msg("pruning request windows")
+			}
+			if err != nil || n < store.PruneBatch {
+				break
+			}
 		}
 	}
 }

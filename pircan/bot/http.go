@@ -108,7 +108,7 @@ func (b *Bot) httpHandler(withMetrics bool) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", b.serveReady)
-	owner := portal.New(b.store, portal.Config{BotNick: b.cfg.IRC.Nick, Limits: b.cfg.Limits,
+	owner := portal.New(b.svc, portal.Config{BotNick: b.cfg.IRC.Nick,
 		Log: b.log.With().Str("component", "portal").Logger()})
 	mux.Handle("/owner", owner)
 	mux.Handle("/owner/", owner)

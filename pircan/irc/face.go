@@ -164,12 +164,10 @@ func (f *Face) Overloaded(text string, retry time.Duration) []Reply {
 	return finish(id, []Reply{rateLimited(verbName, retry)})
 }
 
-// rateLimited is the one rate_limited ERROR; retry_after is whole seconds,
-// rounded up past retry.
+// rateLimited is the rate_limited ERROR of the per-minute window.
 func rateLimited(verbName string, retry time.Duration) Reply {
 	return errorReply(verbName, &pircan.Error{Code: pircan.CodeRateLimited,
-		Message: "Too many requests; PIRCAN will not answer until the window passes."},
-		Field{"retry_after", int(retry.Seconds()) + 1})
+		Message: "Too many requests; PIRCAN will not answer until the window passes.", RetryAfter: max(retry, time.Nanosecond)})
 }
 
 func isPlainHelp(text string) bool {
@@ -189,22 +187,28 @@ func finish(id *string, replies []Reply) []Reply {
 	return replies
 }
 
-func errorReply(verbName string, e *pircan.Error, extra ...Field) Reply {
+func errorReply(verbName string, e *pircan.Error) Reply {
 	f := Object{{"verb", Text(verbName)}, {"code", string(e.Code)}}
 	if e.Field != "" {
 		f = append(f, Field{"field", Text(e.Field)})
 	}
 	f = append(f, Field{"message", Text(e.Message)})
-	return Reply{Verb: "ERROR", Fields: append(f, extra...)}
+	if e.RetryAfter > 0 {
+		// Whole seconds, rounded up past the wait.
+		f = append(f, Field{"retry_after", int(e.RetryAfter.Seconds()) + 1})
+	}
+	if e.Ref != "" {
+		f = append(f, Field{"ref", e.Ref})
+	}
+	return Reply{Verb: "ERROR", Fields: f}
 }
 
 // errorToReply turns an operation's error into its ERROR reply; an
 // internal error is logged with the ref its reply carries.
 func (f *Face) errorToReply(verbName string, err error) Reply {
 	perr := pircan.AsError(err)
-	if perr.Ref == "" {
-		return errorReply(verbName, perr)
+	if perr.Ref != "" {
+		f.log.Error().Err(err).Str("ref", perr.Ref).Str("verb", verbName).Msg("internal error")
 	}
-	f.log.Error().Err(err).Str("ref", perr.Ref).Str("verb", verbName).Msg("internal error")
-	return errorReply(verbName, perr, Field{"ref", perr.Ref})
+	return errorReply(verbName, perr)
 }

@@ -256,4 +256,3 @@ func TestLimiterForgetsFinishedWindows(t *testing.T) {
 		t.Errorf("%d account windows, want 101 live ones", n)
 	}
 }
-

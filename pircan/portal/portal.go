@@ -9,13 +9,11 @@ package portal
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"html/template"
 	"net"
@@ -32,24 +30,6 @@ import (
 // CookieName is the portal's session cookie.
 const CookieName = "pircan_owner"
 
-// Store is what the portal needs from persistence (store.Store has it).
-type Store interface {
-	StartSignIn(ctx context.Context, in pircan.NewSignIn, limit int) (pircan.PortalSession, error)
-	PortalSession(ctx context.Context, secretSHA256 []byte) (pircan.PortalSession, error)
-	Owner(ctx context.Context, account string) (*pircan.Owner, error)
-	OwnedAgents(ctx context.Context, account string) ([]pircan.OwnedAgent, error)
-	Contacts(ctx context.Context, agentID string, incoming bool, status string, limit, offset int) ([]pircan.ContactItem, int, error)
-	Agreements(ctx context.Context, agentID string, includeEnded bool, limit, offset int) ([]pircan.AgreementItem, int, error)
-	PortalSessions(ctx context.Context, account string) ([]pircan.SessionItem, error)
-	OwnerSetPolicy(ctx context.Context, account, session, agentID, policy string) error
-	OwnerDecide(ctx context.Context, account, session, agentID string, d pircan.Decision) (pircan.DecisionResult, error)
-	OwnerRevoke(ctx context.Context, account, session, agentID, agreementID string) error
-	EndPortalSession(ctx context.Context, account, bySession, sessionID string) error
-	PendingBindings(ctx context.Context, account string) ([]pircan.PendingBinding, error)
-	DecideBinding(ctx context.Context, account, session, agentID string, confirm bool) error
-	ReleaseAgent(ctx context.Context, account, session, agentID string) error
-}
-
 // StartCookie holds the CSRF token of the sign-in start form, which has no
 // session yet (a double-submitted cookie).
 const StartCookie = "pircan_start"
@@ -57,15 +37,15 @@ const StartCookie = "pircan_start"
 // Config holds the portal's settings.
 type Config struct {
 	BotNick string // the nick owners send LOGIN to
-	Limits  pircan.Limits
 	Log     zerolog.Logger
 }
 
-// Handler serves /owner and everything under it.
+// Handler serves /owner and everything under it: it decodes forms, calls
+// the core's owner operations and renders their results as pages.
 type Handler struct {
-	st  Store
-	cfg Config
-	mux *http.ServeMux
+	core *pircan.Service
+	cfg  Config
+	mux  *http.ServeMux
 }
 
 //go:embed templates/*.html
@@ -92,11 +72,11 @@ func init() {
 }
 
 // New returns the portal's handler; mount it at /owner and /owner/.
-func New(st Store, cfg Config) *Handler {
+func New(core *pircan.Service, cfg Config) *Handler {
 	if cfg.BotNick == "" {
 		cfg.BotNick = "PIRCAN"
 	}
-	h := &Handler{st: st, cfg: cfg, mux: http.NewServeMux()}
+	h := &Handler{core: core, cfg: cfg, mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /owner", h.index)
 	h.mux.HandleFunc("GET /owner/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/owner", http.StatusSeeOther)
@@ -159,9 +139,7 @@ func (h *Handler) message(w http.ResponseWriter, status int, heading, text, link
 }
 
 func (h *Handler) internal(w http.ResponseWriter, err error) {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	ref := hex.EncodeToString(b[:])
+	ref := pircan.AsError(err).Ref
 	h.cfg.Log.Error().Err(err).Str("ref", ref).Str("component", "portal").Msg("internal error")
 	var buf bytes.Buffer
 	_ = pages["message"].Execute(&buf, page{Title: "Something went wrong", Data: messageData{"Something went wrong",
@@ -183,7 +161,7 @@ func (h *Handler) current(r *http.Request) (s pircan.PortalSession, hasCookie bo
 		return s, true, nil
 	}
 	sum := sha256.Sum256(secret)
-	s, err = h.st.PortalSession(r.Context(), sum[:])
+	s, err = h.core.PortalSession(r.Context(), sum[:])
 	if errors.Is(err, pircan.ErrNotFound) {
 		return s, true, nil
 	}
@@ -278,8 +256,8 @@ func (h *Handler) startSignIn(w http.ResponseWriter, r *http.Request) {
 	if len(ua) > 300 {
 		ua = ua[:300]
 	}
-	s, err = h.st.StartSignIn(r.Context(), pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: base64.RawURLEncoding.EncodeToString(csrf),
-		Address: address(r), UserAgent: strings.ToValidUTF8(ua, "")}, h.cfg.Limits.SignInStartsHour)
+	s, err = h.core.StartSignIn(r.Context(), pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: base64.RawURLEncoding.EncodeToString(csrf),
+		Address: address(r), UserAgent: strings.ToValidUTF8(ua, "")})
 	if errors.Is(err, pircan.ErrRateLimited) {
 		h.tooMany(w, s.RetryAt)
 		return
@@ -303,7 +281,7 @@ func (h *Handler) tooMany(w http.ResponseWriter, at time.Time) {
 	mins := (secs + 59) / 60
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	h.message(w, http.StatusTooManyRequests, "Too many sign-in codes",
-		"This address asked for "+strconv.Itoa(h.cfg.Limits.SignInStartsHour)+" sign-in codes in the last hour that were not used. "+
+		"This address asked for "+strconv.Itoa(h.core.Limits().SignInStartsHour)+" sign-in codes in the last hour that were not used. "+
 			"Try again after "+at.UTC().Format("15:04 UTC")+" (in about "+strconv.Itoa(mins)+" minute"+plural(mins)+"). "+
 			"Codes that were used to sign in do not count.", "/owner", "Back to the owner portal")
 }
@@ -369,6 +347,10 @@ func (h *Handler) action(fn func(http.ResponseWriter, *http.Request, pircan.Port
 			h.message(w, http.StatusForbidden, "Forbidden", "The form's security token is missing or wrong. Reload the page and try again.", "/owner", "Back to the owner portal")
 			return
 		}
+		if err := h.core.Admit(r.Context(), pircan.OwnerCaller(s)); err != nil {
+			h.actionError(w, err)
+			return
+		}
 		next, err := fn(w, r, s)
 		if err != nil {
 			h.actionError(w, err)
@@ -380,29 +362,42 @@ func (h *Handler) action(fn func(http.ResponseWriter, *http.Request, pircan.Port
 	}
 }
 
-// formError is a refusal to show as it is (400).
+// formError is a form the portal itself cannot read (400).
 type formError string
 
 func (e formError) Error() string { return string(e) }
 
+// refusals are the page heading and HTTP status of each code an owner
+// operation refuses with; the text is the operation's own message.
+var refusals = map[pircan.Code]struct {
+	status  int
+	heading string
+}{
+	pircan.CodeNotAuthorized:   {http.StatusForbidden, "Read-only"},
+	pircan.CodeNotFound:        {http.StatusNotFound, "Not found"},
+	pircan.CodeNotPending:      {http.StatusConflict, "Already decided"},
+	pircan.CodeNotActive:       {http.StatusConflict, "Already ended"},
+	pircan.CodeInvalidArgument: {http.StatusBadRequest, "Not done"},
+	pircan.CodeInvalidScope:    {http.StatusBadRequest, "Not done"},
+	pircan.CodeRateLimited:     {http.StatusTooManyRequests, "Too many requests"},
+}
+
 func (h *Handler) actionError(w http.ResponseWriter, err error) {
 	var fe formError
-	switch {
-	case errors.As(err, &fe):
+	if errors.As(err, &fe) {
 		h.message(w, http.StatusBadRequest, "Not done", string(fe), "/owner", "Back to the owner portal")
-	case errors.Is(err, pircan.ErrNotAuthorized):
-		h.message(w, http.StatusForbidden, "Read-only", "Another account is this agent's confirmed owner: only that account can change it here.", "/owner", "Back to the owner portal")
-	case errors.Is(err, pircan.ErrNotFound):
-		h.message(w, http.StatusNotFound, "Not found", "No such agent, request, agreement or session of yours.", "/owner", "Back to the owner portal")
-	case errors.Is(err, pircan.ErrNotPending):
-		h.message(w, http.StatusConflict, "Already decided", "That request was already decided, cancelled, or has expired.", "/owner", "Back to the owner portal")
-	case errors.Is(err, pircan.ErrNotActive):
-		h.message(w, http.StatusConflict, "Already ended", "That agreement has already ended.", "/owner", "Back to the owner portal")
-	case errors.Is(err, pircan.ErrInvalidGrant):
-		h.message(w, http.StatusBadRequest, "Not done", "You may grant fewer scopes or a shorter duration than requested, never more.", "/owner", "Back to the owner portal")
-	default:
-		h.internal(w, err)
+		return
 	}
+	perr := pircan.AsError(err)
+	ref, ok := refusals[perr.Code]
+	if !ok {
+		h.internal(w, err)
+		return
+	}
+	if perr.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(perr.RetryAfter.Seconds())+1))
+	}
+	h.message(w, ref.status, ref.heading, perr.Message, "/owner", "Back to the owner portal")
 }
 
 // flashes are the confirmations a redirect may name (?done=…).
@@ -417,61 +412,38 @@ var flashes = map[string]string{
 	"released":  "You released the agent: it acts as its own owner again.",
 }
 
-type agentView struct {
-	pircan.OwnedAgent
-	Pending    []pircan.ContactItem
-	Agreements []pircan.AgreementItem
-}
-
 type agentsData struct {
-	Agents   []agentView
-	Pending  []pircan.PendingBinding
+	pircan.OwnerView
 	Policies []policyChoice
 	Account  string
 }
 
 type policyChoice struct{ Value, Text string }
 
-var policyChoices = []policyChoice{
-	{pircan.PolicyAgentDecides, "agent-decides: the agent accepts or declines itself"},
-	{pircan.PolicyOwnerDecides, "owner-decides: you decide here; the agent cannot change this"},
-	{pircan.PolicyAutoAccept, "auto-accept: message-only requests are accepted at once"},
-	{pircan.PolicyDeny, "deny: every request is declined at once"},
+// policyTexts explain each policy (pircan.Policies) to an owner.
+var policyTexts = map[string]string{
+	pircan.PolicyAgentDecides: "the agent accepts or declines itself",
+	pircan.PolicyOwnerDecides: "you decide here; the agent cannot change this",
+	pircan.PolicyAutoAccept:   "message-only requests are accepted at once",
+	pircan.PolicyDeny:         "every request is declined at once",
 }
 
-const listMax = 50
+var policyChoices = func() []policyChoice {
+	out := make([]policyChoice, len(pircan.Policies))
+	for i, p := range pircan.Policies {
+		out[i] = policyChoice{p, p + ": " + policyTexts[p]}
+	}
+	return out
+}()
 
 func (h *Handler) agents(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) {
-	ctx := r.Context()
-	owner, err := h.st.Owner(ctx, s.Account)
+	view, err := h.core.Owned(r.Context(), pircan.OwnerCaller(s))
 	if err != nil {
 		h.internal(w, err)
 		return
 	}
-	owned, err := h.st.OwnedAgents(ctx, s.Account)
-	if err != nil {
-		h.internal(w, err)
-		return
-	}
-	data := agentsData{Policies: policyChoices, Account: s.Account}
-	if data.Pending, err = h.st.PendingBindings(ctx, s.Account); err != nil {
-		h.internal(w, err)
-		return
-	}
-	for _, a := range owned {
-		v := agentView{OwnedAgent: a}
-		if v.Pending, _, err = h.st.Contacts(ctx, a.ID, true, "pending", listMax, 0); err != nil {
-			h.internal(w, err)
-			return
-		}
-		if v.Agreements, _, err = h.st.Agreements(ctx, a.ID, false, listMax, 0); err != nil {
-			h.internal(w, err)
-			return
-		}
-		data.Agents = append(data.Agents, v)
-	}
-	h.render(w, http.StatusOK, "agents", page{Title: "Your agents", Account: s.Account, Owner: owner, CSRF: s.CSRFToken,
-		Nav: "agents", Flash: flashes[r.URL.Query().Get("done")], Data: data})
+	h.render(w, http.StatusOK, "agents", page{Title: "Your agents", Account: s.Account, Owner: view.Owner, CSRF: s.CSRFToken,
+		Nav: "agents", Flash: flashes[r.URL.Query().Get("done")], Data: agentsData{OwnerView: view, Policies: policyChoices, Account: s.Account}})
 }
 
 type sessionsData struct {
@@ -480,12 +452,13 @@ type sessionsData struct {
 }
 
 func (h *Handler) sessions(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) {
-	owner, err := h.st.Owner(r.Context(), s.Account)
+	c := pircan.OwnerCaller(s)
+	owner, err := h.core.AccountOwner(r.Context(), c)
 	if err != nil {
 		h.internal(w, err)
 		return
 	}
-	list, err := h.st.PortalSessions(r.Context(), s.Account)
+	list, err := h.core.Sessions(r.Context(), c)
 	if err != nil {
 		h.internal(w, err)
 		return
@@ -494,90 +467,57 @@ func (h *Handler) sessions(w http.ResponseWriter, r *http.Request, s pircan.Port
 		Nav: "sessions", Flash: flashes[r.URL.Query().Get("done")], Data: sessionsData{Current: s.ID, Sessions: list}})
 }
 
-func formID(r *http.Request, field string) (string, error) {
-	v := r.PostForm.Get(field)
-	if !pircan.ValidID(v) {
-		return "", formError("The form lacks a valid " + field + ".")
+// form is a form field, nil when absent (as the operations' arguments take it).
+func form(r *http.Request, field string) *string {
+	if _, ok := r.PostForm[field]; !ok {
+		return nil
 	}
-	return v, nil
+	v := r.PostForm.Get(field)
+	return &v
 }
 
 func (h *Handler) setPolicy(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	agentID, err := formID(r, "agent_id")
-	if err != nil {
-		return "", err
-	}
-	p := r.PostForm.Get("policy")
-	switch p {
-	case pircan.PolicyAgentDecides, pircan.PolicyOwnerDecides, pircan.PolicyAutoAccept, pircan.PolicyDeny:
-	default:
-		return "", formError("Choose one of the four policies.")
-	}
-	return "/owner?done=policy", h.st.OwnerSetPolicy(r.Context(), s.Account, s.ID, agentID, p)
+	err := h.core.OwnerSetPolicy(r.Context(), pircan.OwnerCaller(s), r.PostForm.Get("agent_id"), pircan.PolicyArgs{Policy: form(r, "policy")})
+	return "/owner?done=policy", err
 }
 
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	agentID, err := formID(r, "agent_id")
-	if err != nil {
-		return "", err
-	}
-	requestID, err := formID(r, "request_id")
-	if err != nil {
-		return "", err
-	}
-	d := pircan.Decision{RequestID: requestID}
+	c, agentID, requestID := pircan.OwnerCaller(s), r.PostForm.Get("agent_id"), form(r, "request_id")
 	switch r.PostForm.Get("decision") {
 	case "accept":
-		d.Kind = pircan.DecideAccept
-		d.Scopes = r.PostForm["scopes"]
-		if len(d.Scopes) == 0 {
-			return "", formError("Grant at least one scope, or decline the request.")
-		}
-		seen := map[string]bool{}
-		for _, sc := range d.Scopes {
-			if !pircan.ValidScope(sc) || seen[sc] {
-				return "", formError("Unknown or repeated scope.")
-			}
-			seen[sc] = true
-		}
+		// The form lists the requested scopes as checkboxes: none checked
+		// grants none (refused), never "as requested".
+		a := pircan.DecideArgs{RequestID: requestID, Scopes: &[]string{}}
+		*a.Scopes = append(*a.Scopes, r.PostForm["scopes"]...)
 		if v := r.PostForm.Get("ttl_days"); v != "" {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 365 {
-				return "", formError("The duration is 1 to 365 days.")
+			if err != nil {
+				return "", formError("The duration is a whole number of days.")
 			}
-			d.TTLDays = n
+			a.TTLDays = &n
 		}
+		_, err := h.core.OwnerAccept(r.Context(), c, agentID, a)
+		return "/owner?done=accepted", err
 	case "decline":
-		d.Kind = pircan.DecideDecline
-	default:
-		return "", formError("Accept or decline.")
+		_, err := h.core.OwnerDecline(r.Context(), c, agentID, pircan.RequestArgs{RequestID: requestID})
+		return "/owner?done=declined", err
 	}
-	if _, err := h.st.OwnerDecide(r.Context(), s.Account, s.ID, agentID, d); err != nil {
-		return "", err
-	}
-	if d.Kind == pircan.DecideAccept {
-		return "/owner?done=accepted", nil
-	}
-	return "/owner?done=declined", nil
+	return "", formError("Accept or decline.")
 }
 
 func (h *Handler) revoke(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	agentID, err := formID(r, "agent_id")
-	if err != nil {
-		return "", err
-	}
-	agreementID, err := formID(r, "agreement_id")
-	if err != nil {
-		return "", err
-	}
+	agentID, agreementID := r.PostForm.Get("agent_id"), r.PostForm.Get("agreement_id")
 	if r.PostForm.Get("confirm") != "yes" {
+		if !pircan.ValidID(agentID) || !pircan.ValidID(agreementID) {
+			return "", pircan.FieldError(pircan.CodeInvalidArgument, "agreement_id", "The form lacks a valid agent_id or agreement_id.")
+		}
 		h.confirm(w, s, confirmData{Heading: "Revoke this agreement?",
 			Text:   "The agreement " + agreementID + " ends for both parties at once; the other agent is told. This cannot be undone: a new agreement needs a new request.",
 			Action: "/owner/revoke", Button: "Revoke", ID: "confirm-revoke",
 			Fields: map[string]string{"agent_id": agentID, "agreement_id": agreementID}})
 		return "", nil
 	}
-	return "/owner?done=revoked", h.st.OwnerRevoke(r.Context(), s.Account, s.ID, agentID, agreementID)
+	return "/owner?done=revoked", h.core.OwnerRevoke(r.Context(), pircan.OwnerCaller(s), agentID, pircan.RevokeArgs{AgreementID: &agreementID})
 }
 
 type confirmData struct {
@@ -592,39 +532,33 @@ func (h *Handler) confirm(w http.ResponseWriter, s pircan.PortalSession, d confi
 }
 
 func (h *Handler) decideBinding(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	agentID, err := formID(r, "agent_id")
-	if err != nil {
-		return "", err
-	}
+	c, agentID := pircan.OwnerCaller(s), r.PostForm.Get("agent_id")
 	switch r.PostForm.Get("decision") {
 	case "confirm":
-		return "/owner?done=confirmed", h.st.DecideBinding(r.Context(), s.Account, s.ID, agentID, true)
+		return "/owner?done=confirmed", h.core.DecideBinding(r.Context(), c, agentID, true)
 	case "decline":
-		return "/owner?done=refused", h.st.DecideBinding(r.Context(), s.Account, s.ID, agentID, false)
+		return "/owner?done=refused", h.core.DecideBinding(r.Context(), c, agentID, false)
 	}
 	return "", formError("Confirm or decline.")
 }
 
 func (h *Handler) release(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	agentID, err := formID(r, "agent_id")
-	if err != nil {
-		return "", err
-	}
+	agentID := r.PostForm.Get("agent_id")
 	if r.PostForm.Get("confirm") != "yes" {
+		if !pircan.ValidID(agentID) {
+			return "", pircan.FieldError(pircan.CodeInvalidArgument, "agent_id", "The form lacks a valid agent_id.")
+		}
 		h.confirm(w, s, confirmData{Heading: "Release this agent?",
 			Text:   "You stop being the owner of agent " + agentID + ". Its own account acts as its owner again and can change a locked policy.",
 			Action: "/owner/release", Button: "Release", ID: "confirm-release", Fields: map[string]string{"agent_id": agentID}})
 		return "", nil
 	}
-	return "/owner?done=released", h.st.ReleaseAgent(r.Context(), s.Account, s.ID, agentID)
+	return "/owner?done=released", h.core.ReleaseAgent(r.Context(), pircan.OwnerCaller(s), agentID)
 }
 
 func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	id, err := formID(r, "session_id")
-	if err != nil {
-		return "", err
-	}
-	if err := h.st.EndPortalSession(r.Context(), s.Account, s.ID, id); err != nil {
+	id := r.PostForm.Get("session_id")
+	if err := h.core.EndSession(r.Context(), pircan.OwnerCaller(s), id); err != nil {
 		return "", err
 	}
 	if id == s.ID {
@@ -634,7 +568,7 @@ func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, s pircan.Po
 }
 
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	if err := h.st.EndPortalSession(r.Context(), s.Account, s.ID, s.ID); err != nil {
+	if err := h.core.EndSession(r.Context(), pircan.OwnerCaller(s), s.ID); err != nil {
 		return "", err
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/owner", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
