@@ -19,4 +19,3 @@ func (f *Face) handle(ctx context.Context, s Sender, text string) []Reply {
 	r, _ := f.Handle(ctx, s, text)
 	return r
 }
-
