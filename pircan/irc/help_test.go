@@ -2,17 +2,23 @@ package irc
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/creatimus/pircan/pircan"
-	"github.com/rs/zerolog"
 )
 
 // Planned spec verbs (§3b TASKS, COMPLETE, RESOURCES) say so, in HELP and
 // in their unknown_verb refusal; none of this needs a store.
 func TestPlannedVerbs(t *testing.T) {
-	svc := newTestFace(nil, Config{Limits: pircan.DefaultLimits})
+	st := &noStore{}
+	svc := newTestFace(st, Config{Limits: pircan.DefaultLimits})
+	defer func() {
+		if st.reads > 0 {
+			t.Errorf("HELP read the store %d times for an identified caller; it needs none (and must answer with the store down)", st.reads)
+		}
+	}()
 	ask := func(line string) string {
 		t.Helper()
 		replies := svc.handle(context.Background(), Sender{Account: "alice", Nick: "alice"}, line)
@@ -52,4 +58,24 @@ func TestPlannedVerbs(t *testing.T) {
 	if !strings.Contains(strings.Join(plain, "\n"), "Planned, not available yet: COMPLETE, RESOURCES, TASKS.") {
 		t.Errorf("plain help: %q", plain)
 	}
+}
+
+// noStore stands for no store: a verb that needs none must not call it.
+// The reads Service.Caller makes are counted and fail; any other call
+// panics (the embedded Store is nil).
+type noStore struct {
+	pircan.Store
+	reads int
+}
+
+var errNoStore = errors.New("no store: this verb needs none")
+
+func (s *noStore) AgentByAccount(context.Context, string) (pircan.Agent, error) {
+	s.reads++
+	return pircan.Agent{}, errNoStore
+}
+
+func (s *noStore) SeenNick(context.Context, string, string) error {
+	s.reads++
+	return errNoStore
 }

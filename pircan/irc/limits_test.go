@@ -2,10 +2,12 @@ package irc
 
 import (
 	"fmt"
-	"github.com/creatimus/pircan/pircan"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/creatimus/pircan/internal/expiring"
+	"github.com/creatimus/pircan/pircan"
 )
 
 // limitsClock is a settable clock for the limiter tests.
@@ -243,16 +245,80 @@ func TestLimiterForgetsFinishedWindows(t *testing.T) {
 	}
 	c.advance(time.Minute)
 	// Each call drops a few finished windows (a lookup and a put, each up
-	// to expirePerCall), never the whole table.
+	// to perCall), never the whole table.
+	perCall := expiryPerCall(t)
 	expectVerdict(t, l, Sender{Account: "a0"}, allow, "after every window ended")
-	if n, least := l.accounts.Len(), 100-2*expirePerCall; n < least || n > 100 {
+	if n, least := l.accounts.Len(), 100-2*perCall; n < least || n > 100 {
 		t.Errorf("one call left %d account windows, want %d..100 (O(1) expiry)", n, least)
 	}
 	for i := range 100 {
 		expectVerdict(t, l, Sender{Account: fmt.Sprintf("b%d", i)}, allow, "new account")
 	}
-	// 101 calls dropped up to 404 finished windows: only the live ones remain.
+	// 101 calls dropped up to 101*2*perCall finished windows: only the live ones remain.
 	if n := l.accounts.Len(); n != 101 {
 		t.Errorf("%d account windows, want 101 live ones", n)
 	}
+}
+
+// expiryPerCall is how many finished entries one call of an expiring table
+// drops at most, measured on a table (the bound is internal/expiring's).
+func expiryPerCall(t *testing.T) int {
+	t.Helper()
+	const n = 1000
+	var t0 time.Time
+	e := expiring.New[struct{}](time.Second, n)
+	for i := range n {
+		e.Put(fmt.Sprint(i), struct{}{}, t0)
+	}
+	e.Room(t0.Add(time.Second)) // one call, every entry finished
+	perCall := n - e.Len()
+	if perCall < 1 || perCall >= n/2 {
+		t.Fatalf("one call dropped %d of %d finished entries: want a few (O(1) expiry)", perCall, n)
+	}
+	return perCall
+}
+
+// A full table of nick windows does not open a way around the limits: a
+// nick without a window of its own is held to the shared window.
+func TestLimiterFullTableUsesSharedLimit(t *testing.T) {
+	c := newLimitsClock()
+	limits := pircan.DefaultLimits
+	limits.Unidentified = 10
+	l := newRequestLimiter(limits, c.now)
+	l.nicks = expiring.New[window](limits.Window, 2)
+	l.accounts = expiring.New[window](limits.Window, 1)
+	expectVerdict(t, l, Sender{Nick: "a"}, allow, "a")
+	expectVerdict(t, l, Sender{Nick: "b"}, allow, "b")
+	for i := range 8 {
+		expectVerdict(t, l, Sender{Nick: fmt.Sprintf("fresh%d", i)}, allow, "a nick with no window, shared budget left")
+	}
+	if l.nicks.Len() != 2 {
+		t.Fatalf("%d nick windows, want the cap of 2", l.nicks.Len())
+	}
+	// The shared 10 are spent; a windowless nick is refused, silently
+	// (nothing remembers that it was told).
+	expectVerdict(t, l, Sender{Nick: "fresh9"}, denySilent, "over the shared limit without a window")
+	expectVerdict(t, l, Sender{Nick: "a"}, denyOnce, "over the shared limit with a window")
+	// An account that finds its table full is limited as unidentified.
+	expectVerdict(t, l, Sender{Account: "acct1"}, allow, "first account")
+	expectVerdict(t, l, Sender{Account: "acct2"}, denySilent, "account with a full table, shared window spent")
+	c.advance(time.Minute)
+	expectVerdict(t, l, Sender{Account: "acct2"}, allow, "after the windows ended")
+}
+
+// Past the shared limit, a flood of fresh nicks is told rate_limited at
+// most Unidentified times per window, not once per nick.
+func TestLimiterRefusalRepliesBounded(t *testing.T) {
+	c := newLimitsClock()
+	l := newRequestLimiter(pircan.DefaultLimits, c.now)
+	counts := map[verdict]int{}
+	for i := range 5000 {
+		v, _ := l.check(Sender{Nick: fmt.Sprintf("guest%d", i)})
+		counts[v]++
+	}
+	if counts[allow] != 60 || counts[denyOnce] != 60 || counts[denySilent] != 5000-120 {
+		t.Errorf("verdicts %v (allow, denyOnce, denySilent), want 60, 60, %d", counts, 5000-120)
+	}
+	c.advance(time.Minute)
+	expectVerdict(t, l, Sender{Nick: "guest1"}, allow, "next window")
 }

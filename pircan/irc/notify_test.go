@@ -1,9 +1,13 @@
 package irc
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/creatimus/pircan/pircan"
+)
 
 func TestNotifyRepliesAreCoalescedAndContentFree(t *testing.T) {
-	got := NotifyReplies([]Notice{
+	got := NotifyReplies([]pircan.Notification{
 		{Type: "message", Count: 3},
 		{Type: "contact_request", Count: 0}, // already handled: nothing to say
 		{Type: "agreement_update", Count: -1},

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/creatimus/pircan/pircan"
-	"github.com/rs/zerolog"
 )
 
 // A request refused for a full queue gets the same rate_limited ERROR as

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/creatimus/pircan/pircan"
-	"github.com/rs/zerolog"
 )
 
 // Every reply of every verb fits its line for the largest inputs the verb
@@ -152,6 +151,34 @@ func (s sizesStore) Report(context.Context, pircan.Actor, pircan.NewReport, pirc
 	return sizesUUID, s.fail
 }
 
+// The owner portal's part of the Store: no IRC verb reaches it.
+func (s sizesStore) StartSignIn(context.Context, pircan.NewSignIn, int) (pircan.PortalSession, error) {
+	return pircan.PortalSession{}, s.fail
+}
+func (s sizesStore) PortalSession(context.Context, []byte) (pircan.PortalSession, error) {
+	return pircan.PortalSession{}, s.fail
+}
+func (s sizesStore) Owner(context.Context, string) (*pircan.Owner, error) { return nil, s.fail }
+func (s sizesStore) OwnedAgents(context.Context, string) ([]pircan.OwnedAgent, error) {
+	return nil, s.fail
+}
+func (s sizesStore) PortalSessions(context.Context, string) ([]pircan.SessionItem, error) {
+	return nil, s.fail
+}
+func (s sizesStore) OwnerSetPolicy(context.Context, string, string, string, string) error {
+	return s.fail
+}
+func (s sizesStore) OwnerDecide(context.Context, string, string, string, pircan.Decision) (pircan.DecisionResult, error) {
+	return pircan.DecisionResult{}, s.fail
+}
+func (s sizesStore) OwnerRevoke(context.Context, string, string, string, string) error { return s.fail }
+func (s sizesStore) EndPortalSession(context.Context, string, string, string) error    { return s.fail }
+func (s sizesStore) PendingBindings(context.Context, string) ([]pircan.PendingBinding, error) {
+	return nil, s.fail
+}
+func (s sizesStore) DecideBinding(context.Context, string, string, string, bool) error { return s.fail }
+func (s sizesStore) ReleaseAgent(context.Context, string, string, string) error        { return s.fail }
+
 // sizesJSON writes v as a request would carry it.
 func sizesJSON(v any) string {
 	var b bytes.Buffer
@@ -205,14 +232,14 @@ func sizesCases(t *testing.T, fill, id string) []sizesCase {
 	cases := []sizesCase{
 		{"HELP", "HELP", req("HELP")},
 		{"ECHO", "ECHO", text("text", "ECHO", 400)},
-		{"HELLO", "HELLO", text("name", "HELLO", maxName, `"description":`+sizesJSON(strings.Repeat(fill, 5)))},
+		{"HELLO", "HELLO", text("name", "HELLO", pircan.ArgNamed(pircan.HelloArgs{}, "name").Text, `"description":`+sizesJSON(strings.Repeat(fill, 5)))},
 		{"WHOAMI", "WHOAMI", req("WHOAMI")},
-		{"FIND", "FIND-RESULT", text("q", "FIND", maxQuery, `"limit":10`, `"offset":10000`)},
-		{"CHANNELS", "CHANNEL", text("q", "CHANNELS", maxChannelName, `"limit":20`, `"offset":10000`)},
+		{"FIND", "FIND-RESULT", text("q", "FIND", pircan.ArgNamed(pircan.FindArgs{}, "q").Text, `"limit":10`, `"offset":10000`)},
+		{"CHANNELS", "CHANNEL", text("q", "CHANNELS", pircan.ArgNamed(pircan.ChannelsArgs{}, "q").Text, `"limit":20`, `"offset":10000`)},
 		{"JOIN", "JOIN", req("JOIN", `"channel":"#`+strings.Repeat("c", 49)+`"`)},
 		{"POLICY", "POLICY", req("POLICY", `"policy":"owner-decides"`)},
 		{"CONTACT", "CONTACT", scopes("CONTACT", `"to":"`+sizesOther+`"`, `"purpose":"p"`, `"ttl_days":365`)},
-		{"CONTACT", "CONTACT", text("purpose", "CONTACT", maxPurpose, `"to":"`+sizesOther+`"`)},
+		{"CONTACT", "CONTACT", text("purpose", "CONTACT", pircan.ArgNamed(pircan.ContactArgs{}, "purpose").Text, `"to":"`+sizesOther+`"`)},
 		{"CONTACTS", "CONTACT-ITEM", req("CONTACTS", `"direction":"outgoing"`, `"status":"cancelled"`, `"limit":10`, `"offset":10000`)},
 		{"ACCEPT", "ACCEPT", scopes("ACCEPT", `"request_id":"`+sizesUUID+`"`, `"ttl_days":365`)},
 		{"DECLINE", "DECLINE", req("DECLINE", `"request_id":"`+sizesUUID+`"`)},
@@ -226,7 +253,7 @@ func sizesCases(t *testing.T, fill, id string) []sizesCase {
 		{"OWNER", "OWNER", req("OWNER")},
 		{"OWNER", "OWNER", req("OWNER", `"account":"`+strings.Repeat("o", 64)+`"`)},
 		{"OWNER", "OWNER", req("OWNER", `"clear":true`)},
-		{"REPORT", "REPORT", text("details", "REPORT", MaxReportDetails, `"agent_id":"`+sizesOther+`"`, `"category":"impersonation"`)},
+		{"REPORT", "REPORT", text("details", "REPORT", pircan.ArgNamed(pircan.ReportArgs{}, "details").Text, `"agent_id":"`+sizesOther+`"`, `"category":"impersonation"`)},
 		// Errors whose words carry what the caller wrote.
 		{"ERROR", "ERROR", sizesLongest(t, func(n int) string { return req("V" + strings.Repeat("X", n)) })},
 		{"ERROR", "ERROR", sizesLongest(t, func(n int) string {
@@ -337,8 +364,8 @@ func TestUnsolicitedRepliesFit(t *testing.T) {
 	if len(replies) == 0 {
 		t.Fatal("no welcome")
 	}
-	replies = append(replies, NotifyReplies([]Notice{{"contact_request", 1 << 30}, {"message", 1 << 30},
-		{"task_request", 1 << 30}, {"contact_update", -1}, {"agreement_update", -1}, {"task_update", -1}})...)
+	replies = append(replies, NotifyReplies([]pircan.Notification{{Type: "contact_request", Count: 1 << 30}, {Type: "message", Count: 1 << 30},
+		{Type: "task_request", Count: 1 << 30}, {Type: "contact_update", Count: -1}, {Type: "agreement_update", Count: -1}, {Type: "task_update", Count: -1}})...)
 	for _, r := range replies {
 		line, err := Encode(r)
 		if err != nil {
