@@ -140,6 +140,9 @@ func (f *Face) run(ctx context.Context, sender Sender, req *Request, v verb, kno
 		}
 		return nil, pircan.Errorf(pircan.CodeUnknownVerb, "Unknown verb %s. Send PIRCAN/1 HELP.", req.Verb)
 	}
+	if v.needs == needNothing { // HELP, ECHO: no operation, so no store
+		return v.handle(ctx, &call{face: f, sender: sender, req: req})
+	}
 	caller, err := f.svc.Caller(ctx, pircan.FaceIRC, sender.Account, sender.Nick)
 	if err != nil {
 		return nil, err

@@ -56,7 +56,8 @@ func expectVerdict(t *testing.T, l *requestLimiter, s Sender, want verdict, what
 func TestDefaultLimitsAreTheSpecs(t *testing.T) {
 	want := pircan.Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30,
 		ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40, ReportsHour: 5,
-		LoginsHour: 10, SignInStartsHour: 10}
+		LoginsHour: 10, SignInStartsHour: 10,
+		HTTPPerMinute: 120, PortalPerMinute: 60} // DESIGN.md "Limits" (MCP); the portal's is PIRCAN's own
 	if pircan.DefaultLimits != want {
 		t.Errorf("DefaultLimits = %+v, want spec §4's %+v", pircan.DefaultLimits, want)
 	}
