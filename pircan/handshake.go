@@ -222,13 +222,19 @@ func (s *Service) decide(ctx context.Context, c Caller, kind string, a DecideArg
 		return DecisionResult{}, err
 	}
 	res, serr := s.store.Decide(ctx, c.actor(), d)
-	if errors.Is(serr, ErrInvalidGrant) {
+	return decided(d, res, serr, decisionErrors)
+}
+
+// decided is a decision's outcome: the store's result with the request's
+// status, or the refusal in words (granting more than asked names the field).
+func decided(d Decision, res DecisionResult, err error, words map[error]*Error) (DecisionResult, error) {
+	if errors.Is(err, ErrInvalidGrant) {
 		return DecisionResult{}, grantError(d)
 	}
-	if serr != nil {
-		return DecisionResult{}, ruleErrors(serr, decisionErrors)
+	if err != nil {
+		return DecisionResult{}, ruleErrors(err, words)
 	}
-	res.RequestID, res.Status = d.RequestID, decidedStatus[kind]
+	res.RequestID, res.Status = d.RequestID, decidedStatus[d.Kind]
 	return res, nil
 }
 

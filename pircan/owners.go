@@ -1,9 +1,6 @@
 package pircan
 
-import (
-	"context"
-	"errors"
-)
+import "context"
 
 // Owner operations: what a signed-in owner does in the portal. The caller
 // is the owner's account with its portal Session; an agent is named by id
@@ -135,14 +132,7 @@ func (s *Service) ownerDecide(ctx context.Context, c Caller, agentID, kind strin
 		return DecisionResult{}, perr
 	}
 	res, err := s.store.OwnerDecide(ctx, c.Account, c.Session, agentID, d)
-	if errors.Is(err, ErrInvalidGrant) {
-		return DecisionResult{}, grantError(d)
-	}
-	if err != nil {
-		return DecisionResult{}, ruleErrors(err, ownerErrors)
-	}
-	res.RequestID, res.Status = d.RequestID, decidedStatus[kind]
-	return res, nil
+	return decided(d, res, err, ownerErrors)
 }
 
 // OwnerRevoke ends an owned agent's agreement.

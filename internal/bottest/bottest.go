@@ -298,7 +298,7 @@ func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *
 func (b *Bot) WaitServing(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for !b.Conn().Registered() {
+	for !b.Conn().Online() {
 		if time.Now().After(deadline) {
 			t.Fatalf("bot %s did not connect within 30 s", b.Nick)
 		}

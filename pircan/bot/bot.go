@@ -151,7 +151,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.notes.run(ctx)
 	go b.pruneRequestWindows(ctx)
 	go b.follow(ctx, "pircan_channels", func() {}, func(string) {
-		if b.conn.Registered() {
+		if b.conn.Online() {
 			b.joinChannels(ctx, false)
 		}
 	})
@@ -359,11 +359,10 @@ func perSenderQueue(l pircan.Limits) int { return min(max(2*l.PerCaller, 32), 10
 // queue has run dry, as spec §2 says of rate_limited); refused
 // unidentified ones are dropped. Every refusal is counted.
 func (b *Bot) submit(ctx context.Context, ev transport.Event) {
-	guest := !ev.Sender.Identified()
-	key := "a:" + pircan.FoldAccount(ev.Sender.Account)
+	guest, key := !ev.Sender.Identified(), ev.Sender.Key()
 	class := "identified"
 	if guest {
-		key, class = "n:"+ev.Sender.NickKey(), "unidentified"
+		class = "unidentified"
 	}
 	switch b.jobs.submit(key, guest, func() { b.serve(ctx, ev) }) {
 	case accepted:
@@ -411,7 +410,7 @@ func (b *Bot) presenceLost(ctx context.Context) {
 		r.mu.Lock()
 		r.pending, r.last = false, time.Now()
 		r.mu.Unlock()
-		if ctx.Err() == nil && b.conn.Registered() {
+		if ctx.Err() == nil && b.conn.Online() {
 			b.joinChannels(ctx, true)
 		}
 	})

@@ -116,7 +116,7 @@ func TestPostgresRestart(t *testing.T) {
 	if c["WHOAMI"] < 10 || c["internal_error"] == 0 {
 		t.Fatalf("load saw no service or no outage: %v", c)
 	}
-	if !bot.Conn().Registered() || bot.Conn().Reconnects() != 0 {
+	if !bot.Conn().Online() || bot.Conn().Reconnects() != 0 {
 		t.Fatal("the bot left IRC during the outage")
 	}
 }
@@ -154,7 +154,7 @@ func testIRCServerRestart(t *testing.T, kind ircnet.Kind) {
 		t.Fatalf("no load before the restart: %v", c)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for bot.Conn().Reconnects() == 0 || !bot.Conn().Registered() {
+	for bot.Conn().Reconnects() == 0 || !bot.Conn().Online() {
 		if time.Now().After(deadline) {
 			t.Fatalf("no reconnect (reconnects=%d)", bot.Conn().Reconnects())
 		}
@@ -225,9 +225,9 @@ func testHotStandby(t *testing.T, kind ircnet.Kind) {
 	a, b, _, bID := pair(t, primary, "standby")
 	joinLobby(t, primary, b)
 	time.Sleep(2 * time.Second) // the standby has had time to try the lock
-	if standby.Conn().Registered() || !standby.Standby() || primary.Standby() {
+	if standby.Conn().Online() || !standby.Standby() || primary.Standby() {
 		t.Fatalf("standby registered=%v standby=%v; primary standby=%v",
-			standby.Conn().Registered(), standby.Standby(), primary.Standby())
+			standby.Conn().Online(), standby.Standby(), primary.Standby())
 	}
 	if r := a.Ask(`PIRCAN/1 WHOAMI`); r.Verb != "WHOAMI" {
 		t.Fatalf("primary serving: %s", r.Raw)
@@ -236,7 +236,7 @@ func testHotStandby(t *testing.T, kind ircnet.Kind) {
 	primary.Stop() // it dies; its lock goes with its database session
 	must(t, standby.Store().NotifyAgent(context.Background(), bID, "agreement_update"))
 	deadline := time.Now().Add(20 * time.Second)
-	for !standby.Conn().Registered() {
+	for !standby.Conn().Online() {
 		if time.Now().After(deadline) {
 			t.Fatal("the standby did not take over within 20 s")
 		}

@@ -134,7 +134,7 @@ func (r Readiness) Ready() bool { return r.IRC && r.Database && r.Schema && !r.S
 
 // Readiness checks each part now.
 func (b *Bot) Readiness(ctx context.Context) Readiness {
-	r := Readiness{IRC: b.conn.Registered(), Standby: b.standby.Load()}
+	r := Readiness{IRC: b.conn.Online(), Standby: b.standby.Load()}
 	if !r.IRC && !r.Standby {
 		r.IRCReason = b.conn.NotServing()
 	}

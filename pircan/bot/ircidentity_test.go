@@ -280,7 +280,7 @@ func testWrongSASLPasswordNeverServes(t *testing.T, kind ircnet.Kind) {
 		t.Fatalf("the password is in the log: %s", first)
 	}
 	logs.Wait(t, "does not serve", "904") // again, after the backoff
-	if bot.Conn().Registered() {
+	if bot.Conn().Online() {
 		t.Fatal("serving without a login")
 	}
 }

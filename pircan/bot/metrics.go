@@ -165,7 +165,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
 	}
 
-	gauge(descIRCConnected, bool01(b.conn.Registered()))
+	gauge(descIRCConnected, bool01(b.conn.Online()))
 	counter(descIRCReconnects, float64(b.conn.Reconnects()))
 	for _, l := range b.conn.Lanes() {
 		ch <- prometheus.MustNewConstMetric(descEventsQueued, prometheus.GaugeValue, float64(l.Queued), l.Lane.String())

@@ -65,12 +65,12 @@ func (l *requestLimiter) check(s Sender) (verdict, time.Time) {
 	defer l.mu.Unlock()
 	now := l.now()
 	if s.Identified() {
-		if w, ok := l.own(l.accounts, s.Account, now); ok {
+		if w, ok := l.own(l.accounts, s.Key(), now); ok {
 			return l.take(w, l.limits.PerCaller, now)
 		}
 		return l.takeShared(nil, now) // the table is full (MaxTrackedCallers)
 	}
-	w, ok := l.own(l.nicks, s.NickKey(), now)
+	w, ok := l.own(l.nicks, s.Key(), now)
 	if ok {
 		if v, until := l.take(w, l.limits.PerCaller, now); v != allow {
 			return v, until // refused by its own window: does not spend the shared one

@@ -9,6 +9,31 @@ type Sender struct {
 	Account string
 	Nick    string
 	Casemap pircan.Casemapping
+	key     string // Key, once Keyed computed it
+}
+
+// Keyed returns s with its Key computed, once: the transport keys each
+// event's sender as it reads it, with the server's casemapping.
+func (s Sender) Keyed() Sender {
+	s.key = s.computeKey()
+	return s
+}
+
+// Key is who the sender is for queues and limits: its account (A-Z
+// folded), or its nick by the network's casemapping when unidentified, in
+// key spaces of their own ("a:", "n:").
+func (s Sender) Key() string {
+	if s.key != "" {
+		return s.key
+	}
+	return s.computeKey()
+}
+
+func (s Sender) computeKey() string {
+	if s.Account != "" {
+		return "a:" + pircan.FoldAccount(s.Account)
+	}
+	return "n:" + s.NickKey()
 }
 
 // Identified reports whether the server attached an account to the message.

@@ -97,6 +97,7 @@ func (c *Conn) track(e *Event) {
 	case Quit:
 		p.Gone(e.Sender.Nick)
 	}
+	e.Sender = e.Sender.Keyed()
 }
 
 // setCasemap adopts the server's CASEMAPPING and MONITOR limit at

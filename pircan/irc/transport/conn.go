@@ -230,9 +230,9 @@ func (c *Conn) setInChannel(channel string, in bool) {
 	}
 }
 
-// Registered reports whether the bot is on the network and serving: under
+// Online reports whether the bot is on the network and serving: under
 // its own nick, logged in to its own account, with account-tag.
-func (c *Conn) Registered() bool {
+func (c *Conn) Online() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.registered

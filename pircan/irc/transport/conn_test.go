@@ -44,7 +44,7 @@ func serving(t *testing.T, c *Conn) {
 		select {
 		case e := <-c.Events():
 			if e.Kind == Connected {
-				if !c.Registered() {
+				if !c.Online() {
 					t.Fatal("Connected but not serving")
 				}
 				return
@@ -122,7 +122,7 @@ func TestSASLFailureNeverRegisters(t *testing.T) {
 			}
 			lg.Wait(t, tc.log)
 			f.Next(t) // tried again
-			if c.Registered() {
+			if c.Online() {
 				t.Fatal("serving")
 			}
 		})
@@ -166,7 +166,7 @@ func TestIdentityLostWhileServing(t *testing.T) {
 			if !strings.Contains(quit, tc.reason) {
 				t.Fatalf("QUIT %q does not say %q", quit, tc.reason)
 			}
-			if c.Registered() {
+			if c.Online() {
 				t.Fatal("still serving after the QUIT")
 			}
 			lg.Wait(t, "does not serve", tc.reason)
@@ -198,7 +198,7 @@ func TestRenamedAtWelcome(t *testing.T) {
 	}
 	p := f.Next(t)
 	p.Expect(t, "QUIT :PIRCAN cannot serve")
-	if c.Registered() {
+	if c.Online() {
 		t.Fatal("serving")
 	}
 	f.Next(t)
@@ -232,7 +232,7 @@ func TestNickNotReclaimed(t *testing.T) {
 		t.Fatalf("QUIT %q", quit)
 	}
 	lg.Wait(t, "does not serve", "held by another client")
-	if c.Registered() {
+	if c.Online() {
 		t.Fatal("served under another nick")
 	}
 	f.Next(t)
@@ -250,7 +250,7 @@ func TestSilentServerDetected(t *testing.T) {
 	p.Freeze()
 	p.Expect(t, "PING ")
 	lg.Wait(t, "did not answer PIRCAN's PING")
-	if c.Registered() {
+	if c.Online() {
 		t.Fatal("still serving")
 	}
 	f.Next(t)
@@ -267,8 +267,8 @@ func TestAnsweredPingKeepsServing(t *testing.T) {
 	for range 5 {
 		p.Expect(t, "PING ")
 	}
-	if !c.Registered() || f.Connections() != 1 {
-		t.Fatalf("serving %v after %d connections", c.Registered(), f.Connections())
+	if !c.Online() || f.Connections() != 1 {
+		t.Fatalf("serving %v after %d connections", c.Online(), f.Connections())
 	}
 }
 
