@@ -54,8 +54,8 @@ const ownerListMax = 50
 func (s *Service) Owned(ctx context.Context, c Caller) (OwnerView, error) {
 	var v OwnerView
 	var err error
-	if err = c.identified(); err != nil {
-		return v, err
+	if perr := c.identified(); perr != nil { // a *Error: a nil one in err would not be nil
+		return v, perr
 	}
 	if v.Owner, err = s.store.Owner(ctx, c.Account); err != nil {
 		return v, err

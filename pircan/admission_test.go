@@ -1,0 +1,67 @@
+package pircan_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/creatimus/pircan/internal/pgtest"
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store"
+)
+
+// The portal's per-minute limit is counted in the database, so that every
+// replica shares it; the IRC face counts in memory and is never counted here.
+func TestAdmit(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	l := sharedLimits()
+	l.PortalPerMinute = 3
+	dsn := pgtest.Database(t) // two processes: two stores on one database
+	one, err := openMigrated(ctx, dsn)
+	must(t, err)
+	t.Cleanup(one.Close)
+	two, err := store.Open(ctx, dsn)
+	must(t, err)
+	t.Cleanup(two.Close)
+	a := pircan.NewService(one, pircan.Config{Limits: l}, zerolog.Nop())
+	b := pircan.NewService(two, pircan.Config{Limits: l}, zerolog.Nop())
+
+	account := unique("p")
+	portal := pircan.Caller{Account: account, Face: pircan.FacePortal}
+	for i := range l.PortalPerMinute {
+		svc := []*pircan.Service{a, b}[i%2]
+		if err := svc.Admit(ctx, portal); err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+	}
+	for _, svc := range []*pircan.Service{a, b} {
+		err := svc.Admit(ctx, portal)
+		var perr *pircan.Error
+		if !errors.As(err, &perr) || perr.Code != pircan.CodeRateLimited || perr.RetryAfter <= 0 || perr.RetryAfter > l.Window {
+			t.Fatalf("over the limit: %v", err)
+		}
+	}
+	// Accounts are folded; another account has its own window.
+	wantErr(t, "the same account in upper case", b.Admit(ctx, pircan.Caller{Account: "P" + account[1:], Face: pircan.FacePortal}), pircan.CodeRateLimited, "")
+	if err := a.Admit(ctx, pircan.Caller{Account: unique("p"), Face: pircan.FacePortal}); err != nil {
+		t.Fatalf("another account: %v", err)
+	}
+	// IRC is never counted here, however many.
+	irc := pircan.Caller{Account: account, Face: pircan.FaceIRC, Sizes: pircan.IRCSizes}
+	for range l.PortalPerMinute + 2 {
+		if err := a.Admit(ctx, irc); err != nil {
+			t.Fatalf("IRC admitted by the database: %v", err)
+		}
+	}
+	var rows int
+	must(t, one.Pool().QueryRow(ctx, "SELECT count(*) FROM request_windows WHERE key LIKE 'irc:%'").Scan(&rows))
+	if rows != 0 {
+		t.Fatalf("%d IRC request windows", rows)
+	}
+	// MCP has its own limit and window, apart from the portal's.
+	if err := a.Admit(ctx, pircan.Caller{Account: account, Face: pircan.FaceMCP}); err != nil {
+		t.Fatalf("MCP after the portal's limit: %v", err)
+	}
+}
