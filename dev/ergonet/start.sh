@@ -22,7 +22,7 @@
 #   IRC_WATCH_PID      if set, the network is stopped when that PID exits
 #   ERGO_BIN           the ergo binary (default: $PIRCAN_TEST_ERGO, else
 #                   ../shared/ergonet/ergo beside the repository root)
-#   ERGO_TEMPLATE      the config template (default templates/ircd.yaml.in);
+#   ERGO_TEMPLATE      the config template (default testdata/ergonet/ircd.yaml.in);
 #                   the tests render dev/ergo/ircd.yaml into one
 #   ERGO_LOG_TYPES ("* -userinput -useroutput"), ERGO_LOG_LEVEL (info): Ergo's
 #                   log (logs/ergo.out); "*" + debug logs every client line
@@ -34,7 +34,7 @@ umask 077
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-ERGO_TEMPLATE=${ERGO_TEMPLATE:-$HERE/templates/ircd.yaml.in}
+ERGO_TEMPLATE=${ERGO_TEMPLATE:-$ROOT/testdata/ergonet/ircd.yaml.in}
 
 die() { echo "start.sh: $*" >&2; exit 1; }
 log() { echo "start.sh: $*" >&2; }

@@ -759,13 +759,7 @@ func replyRefObjectLen(verb string, o Object) int {
 }
 
 func FuzzEncode(f *testing.F) {
-	f.Add("Hazmat Agent", "hazmat", "chemistry", "6c1f", "r1", false)
-	f.Add(strings.Repeat("é", 200), strings.Repeat("😀", 50), "x", "id", "r2", true)
-	f.Add("a\r\nb\x00", "\u2028", "\xff", "\"\\", "\x01", false)
-	f.Add(strings.Repeat(`"`, 300), strings.Repeat("\x01", 100), strings.Repeat("c", 120), "", "", true)
-	f.Add("", "", "", strings.Repeat("s", 330), strings.Repeat("r", 64), false)
-	f.Add("t", "", strings.Repeat("日", 130), "", "r", true)
-	f.Add("\u202eevil\u2066", "\u0085\u009b", "مرحبا", "👩‍👩‍👧", strings.Repeat("r", 64), true)
+	addFuzzSeeds(f, 13) // testdata/fuzz/FuzzEncode
 	f.Fuzz(func(t *testing.T, text, a, b, s, re string, message bool) {
 		verb := "FIND-RESULT"
 		if message {

@@ -415,27 +415,7 @@ func reqCheckParsed(t *testing.T, in string, req *Request, err *pircan.Error) {
 func reqEscapedLen(s string) int { return replyRefLen(s) - 2 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{
-		"",
-		"help",
-		"PIRCAN/1",
-		"PIRCAN/1 HELP",
-		"pircan/1 help {}",
-		"PIRCAN/2 HELP",
-		`PIRCAN/1 {"a":1}`,
-		`PIRCAN/1 FIND {"capability":"hazmat","limit":5,"id":"r1"}`,
-		`PIRCAN/1 FIND {"q":"a","q":"b"}`,
-		`PIRCAN/1 FIND {"q":"a"} trailing`,
-		`PIRCAN/1 FIND [1,2]`,
-		`PIRCAN/1 HELP {"id":12}`,
-		`PIRCAN/1 HELP {"id":"a\u0000"}`,
-		`PIRCAN/1 HELP {"id":null}`,
-		`PIRCAN/1 HELLO {"name":"é😀","capabilities":["x",null],"card_url":"https://x"}`,
-		"PIRCAN/1 ß {\"id\":\"\xff\"}",
-		`PIRCAN/1 SEND {"id":"r1","text":"` + strings.Repeat("x", 400) + `"}`,
-	} {
-		f.Add(s)
-	}
+	addFuzzSeeds(f, 25) // testdata/fuzz/FuzzParse
 	f.Fuzz(func(t *testing.T, in string) {
 		req, err := Parse(in)
 		reqCheckParsed(t, in, req, err)
