@@ -17,7 +17,8 @@ import (
 //
 //	required        must be given
 //	id              a UUID
-//	text=N          user-written: printable, not blank, at most N characters
+//	text=N          user-written: printable, not blank, at most N characters;
+//	                text=@name: the limit Lengths names
 //	message         text within the caller's face sizes (Caller.Sizes)
 //	clear           with text: "" is allowed (it clears the field)
 //	label           no bidi controls (others read it as a label)
@@ -86,6 +87,12 @@ func specOf(f reflect.StructField) (Arg, bool) {
 		case "id":
 			sp.ID = true
 		case "text":
+			if name, named := strings.CutPrefix(val, "@"); named {
+				if sp.Text = Lengths[name]; sp.Text == 0 {
+					panic(fmt.Sprintf("pircan: field %s: no length %q in Lengths", f.Name, name))
+				}
+				break
+			}
 			sp.Text = mustAtoi(f, val)
 		case "message":
 			sp.Message = true
@@ -199,6 +206,12 @@ func checkMessageText(field, s string, sizes Sizes) *Error {
 		return FieldError(CodeTooLong, field, "%q may be at most %d bytes; it has %d.", field, sizes.TextBytes, len(s))
 	}
 	return nil
+}
+
+// Lengths are the text limits check tags name (text=@name) that a rule
+// outside the tags uses too.
+var Lengths = map[string]int{
+	"capability": MaxCapability,
 }
 
 // Enums are the word lists that check tags name (enum=@name), so that each

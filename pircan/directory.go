@@ -12,9 +12,9 @@ import (
 
 // Profile field limits (spec §3 HELLO).
 const (
-	maxCapabilities = 20
-	maxCapability   = 64
-	maxCardURL      = 300
+	MaxCapabilities = 20
+	MaxCapability   = 64
+	MaxCardURL      = 300
 	maxChannelName  = 50
 	// MaxFindTotal is as far as FIND counts matches (BENCHMARKS.md: an exact
 	// count of a common filter over a million agents takes ~0.3 s).
@@ -65,12 +65,12 @@ func (s *Service) Hello(ctx context.Context, c Caller, a HelloArgs) (HelloResult
 }
 
 func checkCapabilities(caps []string) *Error {
-	if len(caps) > maxCapabilities {
-		return FieldError(CodeInvalidArgument, "capabilities", "At most %d capabilities.", maxCapabilities)
+	if len(caps) > MaxCapabilities {
+		return FieldError(CodeInvalidArgument, "capabilities", "At most %d capabilities.", MaxCapabilities)
 	}
 	seen := map[string]bool{}
 	for _, cp := range caps {
-		if err := checkText("capabilities", cp, maxCapability); err != nil {
+		if err := checkText("capabilities", cp, MaxCapability); err != nil {
 			return err
 		}
 		if err := checkLabel("capabilities", cp); err != nil {
@@ -92,7 +92,7 @@ func checkCardURL(s string) *Error {
 	if s == "" {
 		return nil
 	}
-	if err := checkText("card_url", s, maxCardURL); err != nil {
+	if err := checkText("card_url", s, MaxCardURL); err != nil {
 		return err
 	}
 	if err := checkLabel("card_url", s); err != nil {
@@ -127,7 +127,7 @@ type Page[T any] struct {
 // FindArgs search the directory.
 type FindArgs struct {
 	Q          *string `json:"q" check:"text=100"`
-	Capability *string `json:"capability" check:"text=64"`
+	Capability *string `json:"capability" check:"text=@capability"`
 	Limit      *int    `json:"limit" check:"range=1-10,default=5"`
 	Offset     *int    `json:"offset" check:"range=0-10000,default=0"`
 }

@@ -22,7 +22,7 @@ func TestHello(t *testing.T) {
 	nameMax := pircan.ArgNamed(pircan.HelloArgs{}, "name").Text
 	descMax := pircan.ArgNamed(pircan.HelloArgs{}, "description").Text
 	// The capability and card_url limits are constants of directory.go, not tags.
-	const maxCaps, maxCap, maxURL = 20, 64, 300
+	maxCaps, maxCap, maxURL := pircan.MaxCapabilities, pircan.MaxCapability, pircan.MaxCardURL
 	many := make([]string, maxCaps+1)
 	for i := range many {
 		many[i] = unique("c")

@@ -116,7 +116,7 @@ var (
 // it from what the caller quotes.
 func AsError(err error) *Error {
 	var perr *Error
-	if errors.As(err, &perr) {
+	if errors.As(err, &perr) && perr != nil {
 		return perr
 	}
 	return &Error{Code: CodeInternalError, Message: "Something went wrong on our side; quote the ref to the operator.", Ref: newRef()}

@@ -9,7 +9,7 @@ import (
 // DECLINE, CANCEL, AGREEMENTS, REVOKE.
 
 const (
-	maxScopes = 20
+	MaxScopes = 20
 )
 
 // Policies are the contact policies, in the order faces list them.
@@ -96,8 +96,8 @@ var errSelfContact = Errorf(CodeSelfContact, "You cannot ask yourself for an agr
 
 // CheckScopes validates a scope list: 1 to 20 known scopes, no repeats.
 func CheckScopes(scopes []string) *Error {
-	if len(scopes) == 0 || len(scopes) > maxScopes {
-		return FieldError(CodeInvalidScope, "scopes", "Give 1 to %d scopes: message, task:<skill>, resource:read.", maxScopes)
+	if len(scopes) == 0 || len(scopes) > MaxScopes {
+		return FieldError(CodeInvalidScope, "scopes", "Give 1 to %d scopes: message, task:<skill>, resource:read.", MaxScopes)
 	}
 	seen := map[string]bool{}
 	for _, s := range scopes {

@@ -126,7 +126,7 @@ func TestContactArguments(t *testing.T) {
 	to := other.Agent.ID
 	purposeMax := pircan.ArgNamed(pircan.ContactArgs{}, "purpose").Text
 	ttl := pircan.ArgNamed(pircan.ContactArgs{}, "ttl_days")
-	many := make([]string, 21) // CheckScopes: 1 to 20
+	many := make([]string, pircan.MaxScopes+1)
 	for i := range many {
 		many[i] = "task:s" + strings.Repeat("x", i)
 	}
@@ -161,7 +161,7 @@ func TestContactArguments(t *testing.T) {
 		t.Fatalf("refused CONTACTs filed %d requests", n)
 	}
 	// The longest purpose, most scopes and longest ttl fit.
-	r, err := svc.Contact(ctx, me, pircan.ContactArgs{To: &to, Purpose: sp(strings.Repeat("p", purposeMax)), Scopes: lp(many[:20]...), TTLDays: ip(ttl.Max)})
+	r, err := svc.Contact(ctx, me, pircan.ContactArgs{To: &to, Purpose: sp(strings.Repeat("p", purposeMax)), Scopes: lp(many[:pircan.MaxScopes]...), TTLDays: ip(ttl.Max)})
 	if err != nil || r.Status != "pending" || !pircan.ValidID(r.RequestID) {
 		t.Fatalf("CONTACT at the limits: %+v %v", r, err)
 	}

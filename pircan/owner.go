@@ -189,14 +189,14 @@ func (s *Service) Logout(ctx context.Context, c Caller) (int, error) {
 	return s.store.Logout(ctx, c.Account)
 }
 
-// maxAccount bounds an account name given in OWNER (NickServ accounts are
+// MaxAccount bounds an account name given in OWNER (NickServ accounts are
 // nick-sized; 64 leaves room for any network's NICKLEN).
-const maxAccount = 64
+const MaxAccount = 64
 
 // CheckAccountName validates an IRC services account name as a person
 // would type it: one word, no IRC special characters.
 func CheckAccountName(field, s string) *Error {
-	if err := checkText(field, s, maxAccount); err != nil {
+	if err := checkText(field, s, MaxAccount); err != nil {
 		return err
 	}
 	if strings.ContainsAny(s, " ,*?!@#:") || strings.IndexFunc(s, unicode.IsSpace) >= 0 {

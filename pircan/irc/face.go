@@ -96,7 +96,9 @@ func (f *Face) Handle(ctx context.Context, sender Sender, text string) ([]Reply,
 		if req.HasID {
 			id = &req.ID
 		}
-		out.Verb = OutcomeUnknownVerb
+		if req.Verb != "" {
+			out.Verb = OutcomeUnknownVerb
+		}
 		if v, known = f.verbs[req.Verb]; known {
 			out.Verb = req.Verb
 		}

@@ -57,7 +57,14 @@ func parseLine(text string) (*Request, *pircan.Error) {
 	rest = strings.TrimLeft(rest, " ")
 	verb, argText, _ := strings.Cut(rest, " ")
 	if verb == "" || strings.HasPrefix(verb, "{") {
-		return nil, pircan.Errorf(pircan.CodeMissingVerb, "A verb must follow %s. Send PIRCAN/1 HELP.", Prefix)
+		missing := pircan.Errorf(pircan.CodeMissingVerb, "A verb must follow %s. Send PIRCAN/1 HELP.", Prefix)
+		// The object that came instead may still carry the id to answer with.
+		if args, err := decodeObject([]byte(rest)); err == nil {
+			if id, ok, _ := readID(args); ok {
+				return &Request{ID: id, HasID: true}, missing
+			}
+		}
+		return nil, missing
 	}
 	req := &Request{Verb: strings.ToUpper(verb)}
 	argText = strings.TrimSpace(argText)
@@ -68,21 +75,32 @@ func parseLine(text string) (*Request, *pircan.Error) {
 	if err != nil {
 		return req, pircan.Errorf(pircan.CodeInvalidJSON, "The argument must be one JSON object: %s.", err)
 	}
-	if raw, ok := args["id"]; ok && !isNull(raw) {
-		var id string
-		if err := json.Unmarshal(raw, &id); err != nil {
-			return req, pircan.Errorf(pircan.CodeInvalidID, `"id" must be a string of at most %d characters.`, MaxIDChars)
-		}
-		// Every reply carries the id back as "re", so the budgets of all
-		// replies count on it: at most 64 bytes as written there.
-		if utf8.RuneCountInString(id) > MaxIDChars || pircan.EscapedLen(id) > MaxIDBytes || strings.IndexFunc(id, unicode.IsControl) >= 0 {
-			return req, pircan.Errorf(pircan.CodeInvalidID, `"id" must be a string of at most %d printable characters, %d bytes as written back in "re".`, MaxIDChars, MaxIDBytes)
-		}
-		req.ID, req.HasID = id, true
+	id, ok, perr := readID(args)
+	if perr != nil {
+		return req, perr
 	}
+	req.ID, req.HasID = id, ok
 	delete(args, "id")
 	req.args = args
 	return req, nil
+}
+
+// readID reads the correlation id of a request's arguments, if given.
+func readID(args map[string]json.RawMessage) (string, bool, *pircan.Error) {
+	raw, ok := args["id"]
+	if !ok || isNull(raw) {
+		return "", false, nil
+	}
+	var id string
+	if err := json.Unmarshal(raw, &id); err != nil {
+		return "", false, pircan.Errorf(pircan.CodeInvalidID, `"id" must be a string of at most %d characters.`, MaxIDChars)
+	}
+	// Every reply carries the id back as "re", so the budgets of all
+	// replies count on it: at most 64 bytes as written there.
+	if utf8.RuneCountInString(id) > MaxIDChars || pircan.EscapedLen(id) > MaxIDBytes || strings.IndexFunc(id, unicode.IsControl) >= 0 {
+		return "", false, pircan.Errorf(pircan.CodeInvalidID, `"id" must be a string of at most %d printable characters, %d bytes as written back in "re".`, MaxIDChars, MaxIDBytes)
+	}
+	return id, true, nil
 }
 
 // decodeObject reads exactly one JSON object and nothing after it. A key

@@ -114,7 +114,8 @@ func TestParseErrors(t *testing.T) {
 		{name: "prefix and spaces", in: "PIRCAN/1    ", code: pircan.CodeMissingVerb},
 		{name: "lower-case prefix only", in: "pircan/1", code: pircan.CodeMissingVerb},
 		{name: "JSON without verb", in: `PIRCAN/1 {"a":1}`, code: pircan.CodeMissingVerb},
-		{name: "JSON glued to verb position", in: `PIRCAN/1 {"id":"r1"}`, code: pircan.CodeMissingVerb},
+		// The object in the verb's place still gives the id to answer with.
+		{name: "JSON glued to verb position", in: `PIRCAN/1 {"id":"r1"}`, code: pircan.CodeMissingVerb, req: true, hasID: true, id: "r1"},
 		// invalid_json
 		{name: "array", in: `PIRCAN/1 FIND ["a"]`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
 		{name: "string", in: `PIRCAN/1 FIND "a"`, code: pircan.CodeInvalidJSON, req: true, verb: "FIND"},
@@ -359,7 +360,12 @@ func reqCheckParsed(t *testing.T, in string, req *Request, err *pircan.Error) {
 	t.Helper()
 	validReq := func() {
 		t.Helper()
-		if req.Verb == "" || strings.ToUpper(req.Verb) != req.Verb {
+		// Only a missing verb leaves a request without one: it carries the id.
+		missing := err != nil && err.Code == pircan.CodeMissingVerb
+		if missing && (req.Verb != "" || !req.HasID) {
+			t.Fatalf("Parse(%q): missing_verb beside a request with verb %q, id %v", in, req.Verb, req.HasID)
+		}
+		if !missing && (req.Verb == "" || strings.ToUpper(req.Verb) != req.Verb) {
 			t.Fatalf("Parse(%q): verb %q is not upper-case and non-empty", in, req.Verb)
 		}
 		if strings.ContainsAny(req.Verb, " ") || strings.HasPrefix(req.Verb, "{") {
