@@ -174,7 +174,7 @@ func (sp Arg) check(v reflect.Value, sizes Sizes) *Error {
 func (sp Arg) checkString(s string, sizes Sizes) *Error {
 	switch {
 	case sp.ID && !ValidID(s):
-		return FieldError(CodeInvalidArgument, sp.Name, "%q must be an id (a UUID).", sp.Name)
+		return CheckID(sp.Name, s)
 	case len(sp.Enum) > 0 && !slices.Contains(sp.Enum, s):
 		return FieldError(CodeInvalidArgument, sp.Name, "%q is one of %s.", sp.Name, strings.Join(sp.Enum, ", "))
 	case sp.Clear && s == "":
@@ -230,4 +230,12 @@ func ArgNamed(args any, name string) Arg {
 		}
 	}
 	return Arg{}
+}
+
+// CheckID refuses a value of field that is not an id (a UUID).
+func CheckID(field, s string) *Error {
+	if !ValidID(s) {
+		return FieldError(CodeInvalidArgument, field, "%q must be an id (a UUID).", field)
+	}
+	return nil
 }

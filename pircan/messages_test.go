@@ -94,8 +94,7 @@ func TestSendArguments(t *testing.T) {
 
 func TestSendReplyChains(t *testing.T) {
 	t.Parallel()
-	l := sharedLimits()
-	l.ConversationHour = l.MaxHops + 3 // the chain below, and a few more
+	l := sharedLimits() // the spec's figures: 8 hops, 40 messages per conversation and hour
 	svc := newServiceLimits(t, l)
 	ctx := t.Context()
 	a, b := agent(t, svc, pircan.FaceIRC), agent(t, svc, pircan.FaceMCP)

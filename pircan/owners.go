@@ -91,12 +91,7 @@ func (s *Service) Sessions(ctx context.Context, c Caller) ([]SessionItem, error)
 }
 
 // ownerAgent checks an agent id given to an owner operation.
-func ownerAgent(agentID string) *Error {
-	if !ValidID(agentID) {
-		return FieldError(CodeInvalidArgument, "agent_id", `"agent_id" must be an id (a UUID).`)
-	}
-	return nil
-}
+func ownerAgent(agentID string) *Error { return CheckID("agent_id", agentID) }
 
 // OwnerSetPolicy sets an owned agent's policy.
 func (s *Service) OwnerSetPolicy(ctx context.Context, c Caller, agentID string, a PolicyArgs) error {
@@ -164,8 +159,8 @@ func (s *Service) ReleaseAgent(ctx context.Context, c Caller, agentID string) er
 
 // EndSession ends one portal session of the caller's account.
 func (s *Service) EndSession(ctx context.Context, c Caller, sessionID string) error {
-	if !ValidID(sessionID) {
-		return FieldError(CodeInvalidArgument, "session_id", `"session_id" must be an id (a UUID).`)
+	if err := CheckID("session_id", sessionID); err != nil {
+		return err
 	}
 	return ruleErrors(s.store.EndPortalSession(ctx, c.Account, c.Session, sessionID), ownerErrors)
 }

@@ -508,8 +508,11 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, s pircan.Portal
 func (h *Handler) revoke(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
 	agentID, agreementID := r.PostForm.Get("agent_id"), r.PostForm.Get("agreement_id")
 	if r.PostForm.Get("confirm") != "yes" {
-		if !pircan.ValidID(agentID) || !pircan.ValidID(agreementID) {
-			return "", pircan.FieldError(pircan.CodeInvalidArgument, "agreement_id", "The form lacks a valid agent_id or agreement_id.")
+		if err := pircan.CheckID("agent_id", agentID); err != nil {
+			return "", err
+		}
+		if err := pircan.CheckID("agreement_id", agreementID); err != nil {
+			return "", err
 		}
 		h.confirm(w, s, confirmData{Heading: "Revoke this agreement?",
 			Text:   "The agreement " + agreementID + " ends for both parties at once; the other agent is told. This cannot be undone: a new agreement needs a new request.",
@@ -545,8 +548,8 @@ func (h *Handler) decideBinding(w http.ResponseWriter, r *http.Request, s pircan
 func (h *Handler) release(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
 	agentID := r.PostForm.Get("agent_id")
 	if r.PostForm.Get("confirm") != "yes" {
-		if !pircan.ValidID(agentID) {
-			return "", pircan.FieldError(pircan.CodeInvalidArgument, "agent_id", "The form lacks a valid agent_id.")
+		if err := pircan.CheckID("agent_id", agentID); err != nil {
+			return "", err
 		}
 		h.confirm(w, s, confirmData{Heading: "Release this agent?",
 			Text:   "You stop being the owner of agent " + agentID + ". Its own account acts as its owner again and can change a locked policy.",
