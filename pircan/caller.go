@@ -92,6 +92,19 @@ func (c Caller) agent() (*Agent, *Error) {
 	return c.Agent, nil
 }
 
+// registered is the prologue of every operation that needs an agent: the
+// caller has one, and the arguments hold by their check tags.
+func registered[A any](c Caller, a *A) (*Agent, *Error) {
+	agent, err := c.agent()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkArgs(a, c.Sizes); err != nil {
+		return nil, err
+	}
+	return agent, nil
+}
+
 // actor is the caller as the store's rules and audit log see it.
 func (c Caller) actor() Actor {
 	a := Actor{Account: c.Account, Session: c.Session}

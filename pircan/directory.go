@@ -134,10 +134,7 @@ type FindArgs struct {
 
 // Find searches the agent directory.
 func (s *Service) Find(ctx context.Context, c Caller, a FindArgs) (Page[Agent], error) {
-	if _, err := c.agent(); err != nil {
-		return Page[Agent]{}, err
-	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
+	if _, err := registered(c, &a); err != nil {
 		return Page[Agent]{}, err
 	}
 	q := FindQuery{Limit: *a.Limit, Offset: *a.Offset}
@@ -164,11 +161,8 @@ type ChannelsArgs struct {
 
 // Channels lists public channels and the private ones the caller belongs to.
 func (s *Service) Channels(ctx context.Context, c Caller, a ChannelsArgs) (Page[Channel], error) {
-	agent, err := c.agent()
+	agent, err := registered(c, &a)
 	if err != nil {
-		return Page[Channel]{}, err
-	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
 		return Page[Channel]{}, err
 	}
 	q := ""
@@ -190,11 +184,8 @@ type JoinArgs struct {
 // Join records the caller as a member of a channel it may join. Letting it
 // in (an IRC INVITE for a private one) is the face's part.
 func (s *Service) Join(ctx context.Context, c Caller, a JoinArgs) (Channel, error) {
-	agent, err := c.agent()
+	agent, err := registered(c, &a)
 	if err != nil {
-		return Channel{}, err
-	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
 		return Channel{}, err
 	}
 	if err := CheckChannelName(*a.Channel); err != nil {

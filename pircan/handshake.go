@@ -28,11 +28,8 @@ type PolicyResult struct {
 
 // Policy shows or sets the caller's contact policy.
 func (s *Service) Policy(ctx context.Context, c Caller, a PolicyArgs) (PolicyResult, error) {
-	agent, err := c.agent()
+	agent, err := registered(c, &a)
 	if err != nil {
-		return PolicyResult{}, err
-	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
 		return PolicyResult{}, err
 	}
 	if a.Policy != nil {
@@ -59,11 +56,8 @@ type ContactArgs struct {
 
 // Contact files a request; the target's policy applies at once.
 func (s *Service) Contact(ctx context.Context, c Caller, a ContactArgs) (ContactResult, error) {
-	agent, err := c.agent()
+	agent, err := registered(c, &a)
 	if err != nil {
-		return ContactResult{}, err
-	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
 		return ContactResult{}, err
 	}
 	scopes := []string{ScopeMessage}
@@ -128,11 +122,8 @@ type ContactsResult struct {
 
 // Contacts lists the caller's incoming (default) or outgoing requests.
 func (s *Service) Contacts(ctx context.Context, c Caller, a ContactsArgs) (ContactsResult, error) {
-	agent, err := c.agent()
+	agent, err := registered(c, &a)
 	if err != nil {
-		return ContactsResult{}, err
-	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
 		return ContactsResult{}, err
 	}
 	incoming := a.Direction == nil || *a.Direction == "incoming"
@@ -250,11 +241,8 @@ type AgreementsArgs struct {
 
 // Agreements lists the caller's active agreements (All: ended ones too).
 func (s *Service) Agreements(ctx context.Context, c Caller, a AgreementsArgs) (Page[AgreementItem], error) {
-	agent, err := c.agent()
+	agent, err := registered(c, &a)
 	if err != nil {
-		return Page[AgreementItem]{}, err
-	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
 		return Page[AgreementItem]{}, err
 	}
 	list, total, serr := s.store.Agreements(ctx, agent.ID, a.All != nil && *a.All, *a.Limit, *a.Offset)
@@ -276,10 +264,7 @@ var revokeErrors = map[error]*Error{
 
 // Revoke ends an agreement for both parties.
 func (s *Service) Revoke(ctx context.Context, c Caller, a RevokeArgs) (string, error) {
-	if _, err := c.agent(); err != nil {
-		return "", err
-	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
+	if _, err := registered(c, &a); err != nil {
 		return "", err
 	}
 	if err := s.store.Revoke(ctx, c.actor(), *a.AgreementID); err != nil {

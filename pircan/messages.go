@@ -24,10 +24,7 @@ type SendArgs struct {
 
 // Send stores a message for an agent the caller has an agreement with.
 func (s *Service) Send(ctx context.Context, c Caller, a SendArgs) (SentMessage, error) {
-	if _, err := c.agent(); err != nil {
-		return SentMessage{}, err
-	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
+	if _, err := registered(c, &a); err != nil {
 		return SentMessage{}, err
 	}
 	m := NewMessage{To: *a.To, Text: *a.Text}
@@ -70,10 +67,7 @@ type Delivery struct {
 // Inbox hands out the caller's oldest unread messages. Messages still on
 // their way to the caller are skipped, not handed out twice (inflight.go).
 func (s *Service) Inbox(ctx context.Context, c Caller, a InboxArgs) (InboxResult, error) {
-	if _, err := c.agent(); err != nil {
-		return InboxResult{}, err
-	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
+	if _, err := registered(c, &a); err != nil {
 		return InboxResult{}, err
 	}
 	actor := c.actor()

@@ -33,11 +33,8 @@ var errSelfReport = Errorf(CodeSelfReport, "You cannot report your own agent.")
 
 // Report files a report; it stays open until an operator resolves it.
 func (s *Service) Report(ctx context.Context, c Caller, a ReportArgs) (string, error) {
-	agent, err := c.agent()
+	agent, err := registered(c, &a)
 	if err != nil {
-		return "", err
-	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
 		return "", err
 	}
 	if *a.AgentID == agent.ID {
