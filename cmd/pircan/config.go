@@ -46,6 +46,8 @@ var settings = []setting{
 	{"reports-per-hour", "PIRCAN_REPORTS_PER_HOUR", "5", "reports per hour per agent", false},
 	{"logins-per-hour", "PIRCAN_LOGINS_PER_HOUR", "10", "owner LOGIN attempts per hour per account", false},
 	{"sign-in-starts-per-hour", "PIRCAN_SIGN_IN_STARTS_PER_HOUR", "10", "owner portal sign-in codes asked for and not used, per hour per address", false},
+	{"portal-per-minute", "PIRCAN_PORTAL_PER_MINUTE", "60", "owner portal actions per minute per account, across replicas", false},
+	{"mcp-per-minute", "PIRCAN_MCP_PER_MINUTE", "120", "MCP and A2A requests per minute per account, across replicas", false},
 	{"reply-burst", "PIRCAN_REPLY_BURST", "5", "lines to one recipient before pacing", false},
 	{"reply-rate", "PIRCAN_REPLY_RATE", "2", "lines per second to one recipient after the burst", false},
 	{"output-burst", "PIRCAN_OUTPUT_BURST", "200", "global output burst (lines)", false},

@@ -182,6 +182,8 @@ func serverConfig(c config) (pircanbot.Config, error) {
 			ReportsHour:       e.int(c, "reports-per-hour"),
 			LoginsHour:        e.int(c, "logins-per-hour"),
 			SignInStartsHour:  e.int(c, "sign-in-starts-per-hour"),
+			PortalPerMinute:   e.int(c, "portal-per-minute"),
+			HTTPPerMinute:     e.int(c, "mcp-per-minute"),
 			Window:            time.Minute,
 		},
 		IRC: transport.Config{

@@ -294,11 +294,12 @@ func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *
 	return b
 }
 
-// WaitServing waits until the bot is registered on IRC.
+// WaitServing waits until the bot is registered on IRC and in its lobby
+// (the server echoed its JOIN), so that it sees who joins after.
 func (b *Bot) WaitServing(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for !b.Conn().Online() {
+	for !b.Conn().Online() || !b.Conn().InChannel(b.Lobby) {
 		if time.Now().After(deadline) {
 			t.Fatalf("bot %s did not connect within 30 s", b.Nick)
 		}

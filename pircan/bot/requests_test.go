@@ -33,7 +33,7 @@ func TestRequestErrors(t *testing.T) {
 		{reg, "hello there", "not_pircan", "", ""},
 		{reg, "PIRCAN/2 HELP", "not_pircan", "", ""},
 		{reg, "PIRCAN/1", "missing_verb", "", ""},
-		{reg, `PIRCAN/1 {"id":"x"}`, "missing_verb", "", ""},
+		{reg, `PIRCAN/1 {"id":"x"}`, "missing_verb", "x", ""}, // the object where the verb belongs still has the id
 		{reg, "PIRCAN/1 FROB", "unknown_verb", "", ""},
 		{reg, `PIRCAN/1 FROB {"id":"u1"}`, "unknown_verb", "u1", ""},
 		{reg, `PIRCAN/1 FIND {"q":`, "invalid_json", "", ""},
