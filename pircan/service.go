@@ -16,6 +16,8 @@ import (
 type Config struct {
 	Limits Limits
 	Now    func() time.Time // nil: time.Now
+	// WebhookURLs decides which webhook URLs may be registered (nil: none).
+	WebhookURLs URLPolicy
 }
 
 // Service is the protocol core.

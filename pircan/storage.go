@@ -63,6 +63,8 @@ type Store interface {
 	Report(ctx context.Context, actor Actor, r NewReport, l Limits) (reportID string, err error)
 
 	OwnerStore
+	TokenStore
+	WebhookStore
 }
 
 // OwnerStore is the part of the Store behind the owner portal. Every

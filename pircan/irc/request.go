@@ -1,12 +1,7 @@
 package irc
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"reflect"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -59,7 +54,7 @@ func parseLine(text string) (*Request, *pircan.Error) {
 	if verb == "" || strings.HasPrefix(verb, "{") {
 		missing := pircan.Errorf(pircan.CodeMissingVerb, "A verb must follow %s. Send PIRCAN/1 HELP.", Prefix)
 		// The object that came instead may still carry the id to answer with.
-		if args, err := decodeObject([]byte(rest)); err == nil {
+		if args, err := pircan.DecodeObject([]byte(rest)); err == nil {
 			if id, ok, _ := readID(args); ok {
 				return &Request{ID: id, HasID: true}, missing
 			}
@@ -71,7 +66,7 @@ func parseLine(text string) (*Request, *pircan.Error) {
 	if argText == "" {
 		return req, nil
 	}
-	args, err := decodeObject([]byte(argText))
+	args, err := pircan.DecodeObject([]byte(argText))
 	if err != nil {
 		return req, pircan.Errorf(pircan.CodeInvalidJSON, "The argument must be one JSON object: %s.", err)
 	}
@@ -88,7 +83,7 @@ func parseLine(text string) (*Request, *pircan.Error) {
 // readID reads the correlation id of a request's arguments, if given.
 func readID(args map[string]json.RawMessage) (string, bool, *pircan.Error) {
 	raw, ok := args["id"]
-	if !ok || isNull(raw) {
+	if !ok || pircan.IsNull(raw) {
 		return "", false, nil
 	}
 	var id string
@@ -103,95 +98,9 @@ func readID(args map[string]json.RawMessage) (string, bool, *pircan.Error) {
 	return id, true, nil
 }
 
-// decodeObject reads exactly one JSON object and nothing after it. A key
-// given twice is refused: which of the two counts would be a guess.
-func decodeObject(data []byte) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, errors.New("not valid JSON")
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not an object")
-	}
-	obj := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, errors.New("not valid JSON")
-		}
-		key := tok.(string) // inside an object the decoder only yields string keys
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, errors.New("not valid JSON")
-		}
-		if _, dup := obj[key]; dup {
-			return nil, fmt.Errorf("key %q is given twice", key)
-		}
-		obj[key] = raw
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, errors.New("not valid JSON")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("text after the object")
-	}
-	return obj, nil
-}
-
 // HasArgs reports whether the request carried any argument besides id.
 func (r *Request) HasArgs() bool { return len(r.args) > 0 }
 
-// Decode fills dst (a pointer to a struct with json tags) from the
-// arguments. Keys are exact; an unknown key or a value of the wrong type is
-// invalid_argument naming the field. A JSON null counts as absent.
-func (r *Request) Decode(dst any) *pircan.Error {
-	v := reflect.ValueOf(dst).Elem()
-	t := v.Type()
-	for key, raw := range r.args {
-		idx := fieldIndex(t, key)
-		if idx < 0 {
-			return pircan.FieldError(pircan.CodeInvalidArgument, key, "Unknown field %q for %s.", key, r.Verb)
-		}
-		if isNull(raw) {
-			continue
-		}
-		f := v.Field(idx)
-		if err := json.Unmarshal(raw, f.Addr().Interface()); err != nil {
-			return pircan.FieldError(pircan.CodeInvalidArgument, key, "%q must be %s.", key, kindName(f.Type()))
-		}
-	}
-	return nil
-}
-
-func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
-
-// fieldIndex finds the struct field whose json tag names key; fields
-// without a usable tag are never reachable.
-func fieldIndex(t reflect.Type, key string) int {
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" && name == key && t.Field(i).IsExported() {
-			return i
-		}
-	}
-	return -1
-}
-
-func kindName(t reflect.Type) string {
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Int, reflect.Int32, reflect.Int64:
-		return "a whole number"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice:
-		return "a list of " + strings.TrimPrefix(kindName(t.Elem()), "a ") + "s"
-	default:
-		return "of another type"
-	}
-}
+// Decode fills dst (an operation's argument struct) from the request's
+// arguments (pircan.DecodeArgs).
+func (r *Request) Decode(dst any) *pircan.Error { return pircan.DecodeArgs(r.args, dst, r.Verb) }

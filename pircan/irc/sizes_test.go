@@ -419,3 +419,19 @@ func TestLabelsRefuseBidiControls(t *testing.T) {
 		t.Errorf("operator channel names: %v, want bidi refused", err)
 	}
 }
+
+func (s sizesStore) IssueToken(context.Context, pircan.NewToken) (pircan.Token, error) {
+	return pircan.Token{}, s.fail
+}
+func (s sizesStore) Tokens(context.Context, string) ([]pircan.Token, error) { return nil, s.fail }
+func (s sizesStore) RevokeToken(context.Context, string) (pircan.Token, error) {
+	return pircan.Token{}, s.fail
+}
+func (s sizesStore) TokenBySecret(context.Context, []byte) (pircan.Token, error) {
+	return pircan.Token{}, s.fail
+}
+func (s sizesStore) AddWebhook(context.Context, pircan.Actor, string, string, int) (pircan.Webhook, error) {
+	return pircan.Webhook{}, s.fail
+}
+func (s sizesStore) Webhooks(context.Context, string) ([]pircan.Webhook, error) { return nil, s.fail }
+func (s sizesStore) DeleteWebhook(context.Context, pircan.Actor, string) error  { return s.fail }
