@@ -42,6 +42,10 @@ type Store struct {
 	pool    *pgxpool.Pool
 	q       *db.Queries
 	timeout time.Duration
+	// operator is who runs an operator command (AsOperator): the audit
+	// actor of the changes made through the core that carry no actor
+	// (issuing and revoking tokens).
+	operator string
 }
 
 var _ pircan.Store = (*Store)(nil)

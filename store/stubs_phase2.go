@@ -11,16 +11,6 @@ import (
 // by store/tokens.go and store/webhooks.go.
 var errNotYet = errors.New("not implemented yet")
 
-func (s *Store) IssueToken(context.Context, pircan.NewToken) (pircan.Token, error) {
-	return pircan.Token{}, errNotYet
-}
-func (s *Store) Tokens(context.Context, string) ([]pircan.Token, error) { return nil, errNotYet }
-func (s *Store) RevokeToken(context.Context, string) (pircan.Token, error) {
-	return pircan.Token{}, errNotYet
-}
-func (s *Store) TokenBySecret(context.Context, []byte) (pircan.Token, error) {
-	return pircan.Token{}, errNotYet
-}
 func (s *Store) AddWebhook(context.Context, pircan.Actor, string, string, int) (pircan.Webhook, error) {
 	return pircan.Webhook{}, errNotYet
 }

@@ -164,3 +164,15 @@ type RequestWindow struct {
 	Ends    time.Time
 	Count   int32
 }
+
+type Token struct {
+	ID            string
+	Account       string
+	AccountFolded string
+	Label         string
+	SecretSha256  []byte
+	CreatedAt     time.Time
+	ExpiresAt     pgtype.Timestamptz
+	RevokedAt     pgtype.Timestamptz
+	UsedAt        pgtype.Timestamptz
+}
