@@ -30,10 +30,11 @@ var runners = map[string]runner{
 	},
 	"reports": runReports,
 	"owner":   runOwner,
+	"token":   runToken,
 	"bench":   runBench,
 }
 
-// commands is the CLI. A group (channel, reports, owner) has one synopsis
+// commands is the CLI. A group (channel, reports, owner, token) has one synopsis
 // line per subcommand, each starting with the group's name and the
 // subcommand's.
 var commands = []command{
@@ -55,6 +56,11 @@ var commands = []command{
 		"owner verify <account> --name text [--force]",
 		"owner clear <agent_id>",
 	}, "owners: record a checked name; remove an agent's owner binding"},
+	{"token", []string{
+		"token issue <account> [--label text] [--expires 90d]",
+		"token list [<account>]",
+		"token revoke <token_id>",
+	}, "bearer tokens of the HTTP faces (MCP, A2A): the secret is shown once"},
 	{"bench", []string{"bench [--agents n] [--rate r] [flags]"}, "load test a running PIRCAN over IRC"},
 	{"help", []string{"help [command]"}, "this list, or one command's usage"},
 }

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// runToken is `pircan token issue|list|revoke`: the operators' side of the
+// HTTP faces' bearer tokens (DESIGN.md "Identity and tokens"). The rules
+// live in the core (pircan.Service); issuing and revoking are audited with
+// the operator as actor. A secret is printed once, by issue, alone on the
+// last line of stdout (`| tail -1`); nothing else ever shows it.
+func runToken(ctx context.Context, args []string, out io.Writer) error {
+	sub, args, err := subcommand("token", args, out, "issue", "list", "revoke")
+	if err != nil {
+		return err
+	}
+	name := "token " + sub
+	c := newCommon(name)
+	c.out = out
+	var label, expires *string
+	if sub == "issue" {
+		label = c.fs.String("label", "", "a note on what the token is for")
+		expires = c.fs.String("expires", "", "lifetime: Nd (days), Nh or a Go duration (1h30m); none: until revoked")
+	}
+	pos, err := c.parsePositional(args)
+	if err != nil {
+		return err
+	}
+	var ttl time.Duration
+	switch sub {
+	case "issue":
+		if err := wantArgs(name, pos, "<account>"); err != nil {
+			return err
+		}
+		if err := pircan.CheckAccountName("account", pos[0]); err != nil {
+			return usagef(name, "<account> %q: %s", pos[0], err.Message)
+		}
+		if ttl, err = parseLifetime(*expires); err != nil {
+			return usagef(name, "--expires %q: %v", *expires, err)
+		}
+	case "list":
+		if len(pos) > 1 {
+			return usagef(name, "unexpected argument %q", pos[1])
+		}
+		if len(pos) == 1 {
+			if err := pircan.CheckAccountName("account", pos[0]); err != nil {
+				return usagef(name, "<account> %q: %s", pos[0], err.Message)
+			}
+		}
+	case "revoke":
+		if err := wantArgs(name, pos, "<token_id>"); err != nil {
+			return err
+		}
+		if !pircan.ValidID(pos[0]) {
+			return usagef(name, "<token_id> %q is not a token id (a UUID)", pos[0])
+		}
+	}
+	st, err := c.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	// Tokens need no limits: only the store and the clock.
+	svc := pircan.NewService(st.AsOperator(operator()), pircan.Config{}, zerolog.Nop())
+	switch sub {
+	case "issue":
+		t, err := svc.IssueToken(ctx, pos[0], *label, ttl)
+		var pe *pircan.Error
+		if errors.As(err, &pe) { // the core's rules on the arguments (the label's)
+			return usagef(name, "%s", pe.Message)
+		}
+		if err != nil {
+			return err
+		}
+		return printIssued(out, t)
+	case "list":
+		account := ""
+		if len(pos) == 1 {
+			account = pos[0]
+		}
+		list, err := svc.Tokens(ctx, account)
+		if err != nil {
+			return err
+		}
+		return listTokens(out, list, time.Now())
+	}
+	t, err := svc.RevokeToken(ctx, pos[0])
+	var pe *pircan.Error
+	if errors.As(err, &pe) && pe.Code == pircan.CodeNotFound {
+		return fmt.Errorf("no token %s", pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "ok: token %s of %s revoked at %s\n", t.ID, t.Account, when(t.RevokedAt))
+	return nil
+}
+
+// parseLifetime reads --expires: Nd (days), and whatever time.ParseDuration
+// reads (12h, 90m, 1h30m); "" is none (until revoked).
+func parseLifetime(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	var d time.Duration
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days > 100*365 {
+			return 0, errors.New("want Nd (days, up to 36500), Nh or a Go duration")
+		}
+		d = time.Duration(days) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, errors.New("want Nd (days), Nh or a Go duration")
+		}
+	}
+	if d <= 0 {
+		return 0, errors.New("a lifetime is positive (leave --expires out for a token that lasts until revoked)")
+	}
+	return d, nil
+}
+
+func expiry(t pircan.Token) string {
+	if t.ExpiresAt.IsZero() {
+		return "never"
+	}
+	return when(t.ExpiresAt)
+}
+
+func printIssued(out io.Writer, t pircan.IssuedToken) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("token", t.ID)
+	row("account", t.Account)
+	label := clean(t.Label)
+	if label == "" {
+		label = "(none)"
+	}
+	row("label", label)
+	row("expires", expiry(t.Token))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(out, "secret (shown only now; PIRCAN keeps only its hash):\n%s\n", t.Secret)
+	return err
+}
+
+// listTokens prints one line per token, never a secret (the store has none).
+func listTokens(out io.Writer, list []pircan.Token, now time.Time) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(out, "no tokens")
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tACCOUNT\tLABEL\tCREATED\tEXPIRES\tSTATUS\tFIRST_USED")
+	for _, t := range list {
+		status := "active"
+		switch {
+		case !t.RevokedAt.IsZero():
+			status = "revoked " + when(t.RevokedAt)
+		case !t.Active(now):
+			status = "expired"
+		}
+		used := "never"
+		if !t.UsedAt.IsZero() {
+			used = when(t.UsedAt)
+		}
+		label := clean(t.Label)
+		if label == "" {
+			label = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Account, label, when(t.CreatedAt), expiry(t), status, used)
+	}
+	return tw.Flush()
+}
