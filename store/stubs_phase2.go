@@ -7,8 +7,8 @@ import (
 	"github.com/creatimus/pircan/pircan"
 )
 
-// Placeholders while tokens and webhooks are built (branch mcp); replaced
-// by store/tokens.go and store/webhooks.go.
+// Placeholders while tokens are built (branch mcp); replaced by
+// store/tokens.go.
 var errNotYet = errors.New("not implemented yet")
 
 func (s *Store) IssueToken(context.Context, pircan.NewToken) (pircan.Token, error) {
@@ -21,8 +21,3 @@ func (s *Store) RevokeToken(context.Context, string) (pircan.Token, error) {
 func (s *Store) TokenBySecret(context.Context, []byte) (pircan.Token, error) {
 	return pircan.Token{}, errNotYet
 }
-func (s *Store) AddWebhook(context.Context, pircan.Actor, string, string, int) (pircan.Webhook, error) {
-	return pircan.Webhook{}, errNotYet
-}
-func (s *Store) Webhooks(context.Context, string) ([]pircan.Webhook, error) { return nil, errNotYet }
-func (s *Store) DeleteWebhook(context.Context, pircan.Actor, string) error  { return errNotYet }

@@ -164,3 +164,24 @@ type RequestWindow struct {
 	Ends    time.Time
 	Count   int32
 }
+
+type Webhook struct {
+	ID         string
+	AgentID    string
+	Url        string
+	Secret     string
+	CreatedAt  time.Time
+	Failures   int32
+	LastError  *string
+	DisabledAt pgtype.Timestamptz
+}
+
+type WebhookDelivery struct {
+	ID            string
+	WebhookID     string
+	Type          string
+	FirstAt       time.Time
+	NextAttemptAt time.Time
+	Attempts      int32
+	Events        int32
+}
