@@ -107,7 +107,6 @@ type Claim struct {
 func (s *Store) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 	var out []Delivery
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		out = nil // a retried transaction starts over
 		rows, err := q.ClaimDeliveries(ctx, db.ClaimDeliveriesParams{Now: c.Now, ExpiredBefore: c.Expired,
 			LeaseUntil: c.LeaseUntil, MaxRows: int32(c.Limit)})
 		if err != nil {
@@ -148,7 +147,6 @@ func (s *Store) DeliverySucceeded(ctx context.Context, d Delivery) error {
 // webhook is disabled and what waits for it dropped. disabled says so.
 func (s *Store) DeliveryFailed(ctx context.Context, d Delivery, lastError string, next time.Time, maxFailures int) (disabled bool, err error) {
 	err = s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		disabled = false
 		if err := q.RetryDelivery(ctx, db.RetryDeliveryParams{ID: d.ID, NextAttemptAt: next}); err != nil {
 			return err
 		}

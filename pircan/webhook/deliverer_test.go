@@ -429,3 +429,30 @@ func TestWebhookTwoDeliverersNeverPostTwice(t *testing.T) {
 		t.Fatalf("%d POSTs of %d deliveries, want %d of %d", len(r.posts()), len(seen), 4*agents, 4*agents)
 	}
 }
+
+// Run delivers at a pircan_webhooks wake (as pircan/bot wires it), well
+// before its Tick.
+func TestWebhookRunWakesOnListen(t *testing.T) {
+	e := newEnv(t, allowLocal())
+	got := make(chan struct{}, 1)
+	r := newReceiver(t, http.StatusOK)
+	target := e.agent("target")
+	e.hook(target, r.srv.URL)
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	listening := make(chan struct{})
+	go func() {
+		_ = e.st.Listen(ctx, "pircan_webhooks", func() { close(listening) }, func(string) { e.d.Wake() })
+	}()
+	<-listening
+	r.during = func() { got <- struct{}{} }
+	done := make(chan struct{})
+	go func() { defer close(done); e.d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	e.notify(target, pircan.NotifyMessage)
+	select {
+	case <-got:
+	case <-time.After(webhook.Tick / 2):
+		t.Fatal("no POST within half a Tick of the notification")
+	}
+}
