@@ -22,26 +22,32 @@ func (s *Store) ClaimNotices(ctx context.Context, agentID string) ([]pircan.Noti
 				continue
 			}
 			seen[t] = true
-			n := pircan.Notification{Type: t, Count: -1}
-			switch t {
-			case pircan.NotifyContactRequest:
-				c, err := q.CountPendingIncoming(ctx, agentID)
-				if err != nil {
-					return err
-				}
-				n.Count = int(c)
-			case pircan.NotifyMessage:
-				c, err := q.CountUnread(ctx, agentID)
-				if err != nil {
-					return err
-				}
-				n.Count = int(c)
+			c, err := noticeCount(ctx, q, agentID, t)
+			if err != nil {
+				return err
 			}
+			n := pircan.Notification{Type: t, Count: c}
 			out = append(out, n)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// noticeCount is the count a notification of type kind carries, as of
+// now (-1: the type has none): NOTIFY's and the webhooks' alike.
+func noticeCount(ctx context.Context, q *db.Queries, agentID, kind string) (int, error) {
+	var c int64
+	var err error
+	switch kind {
+	case pircan.NotifyContactRequest:
+		c, err = q.CountPendingIncoming(ctx, agentID)
+	case pircan.NotifyMessage:
+		c, err = q.CountUnread(ctx, agentID)
+	default:
+		return -1, nil
+	}
+	return int(c), err
 }
 
 // AgentsWithWaitingNotices lists agents that have notifications to deliver.

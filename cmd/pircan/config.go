@@ -52,6 +52,7 @@ var settings = []setting{
 	{"reply-rate", "PIRCAN_REPLY_RATE", "2", "lines per second to one recipient after the burst", false},
 	{"output-burst", "PIRCAN_OUTPUT_BURST", "200", "global output burst (lines)", false},
 	{"output-rate", "PIRCAN_OUTPUT_RATE", "200", "global output cap (lines per second)", false},
+	{"webhook-allow-hosts", "PIRCAN_WEBHOOK_ALLOW_HOSTS", "", "comma-separated hosts webhooks may reach though they resolve to internal addresses (plain http allowed too)", false},
 	{"workers", "PIRCAN_WORKERS", "16", "requests handled at once", false},
 }
 
@@ -118,6 +119,17 @@ func readEnvFile(path string) (map[string]string, error) {
 }
 
 func (c config) str(name string) string { return *c[name] }
+
+// list is a comma-separated setting, blanks dropped.
+func (c config) list(name string) []string {
+	var out []string
+	for _, v := range strings.Split(c.str(name), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
 
 func (c config) bool(name string) (bool, error) {
 	v, err := strconv.ParseBool(c.str(name))

@@ -166,10 +166,11 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 func serverConfig(c config) (pircanbot.Config, error) {
 	var e errs
 	cfg := pircanbot.Config{
-		DatabaseURL: c.str("database-url"),
-		MetricsAddr: c.str("metrics-addr"),
-		Workers:     e.int(c, "workers"),
-		QuitMessage: c.str("quit-message"),
+		DatabaseURL:       c.str("database-url"),
+		MetricsAddr:       c.str("metrics-addr"),
+		Workers:           e.int(c, "workers"),
+		QuitMessage:       c.str("quit-message"),
+		WebhookAllowHosts: c.list("webhook-allow-hosts"),
 		Limits: pircan.Limits{
 			PerCaller:         e.int(c, "rate-per-caller"),
 			Unidentified:      e.int(c, "rate-unidentified"),

@@ -24,6 +24,7 @@ import (
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
+	"github.com/creatimus/pircan/pircan/webhook"
 	"github.com/creatimus/pircan/store"
 )
 
@@ -42,6 +43,9 @@ type Config struct {
 	MetricsAddr string
 	// QuitMessage is the QUIT text of a plain stop ("" : DefaultQuitMessage).
 	QuitMessage string
+	// WebhookAllowHosts are hosts webhooks may reach though internal (and
+	// over plain http): PIRCAN_WEBHOOK_ALLOW_HOSTS.
+	WebhookAllowHosts []string
 }
 
 // DefaultQuitMessage is the QUIT text of a plain stop: neutral, since a
@@ -58,6 +62,7 @@ type Bot struct {
 	conn  *transport.Conn
 	jobs  *dispatcher
 	notes *notifier
+	hooks *webhook.Deliverer
 	reset presenceReset
 	// standby: another process holds the leader lock (alive, not ready).
 	standby atomic.Bool
@@ -96,11 +101,13 @@ func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
 		return nil, err
 	}
 	conn := transport.New(cfg.IRC, log.With().Str("component", "irc").Logger())
-	svc := pircan.NewService(st, pircan.Config{Limits: cfg.Limits}, log)
+	policy := &webhook.Policy{AllowHosts: cfg.WebhookAllowHosts}
+	svc := pircan.NewService(st, pircan.Config{Limits: cfg.Limits, WebhookURLs: policy}, log)
 	face := irc.New(svc, conn, irc.Config{Lobby: cfg.IRC.Lobby, Limits: cfg.Limits}, log)
 	b := &Bot{cfg: cfg, log: log, store: st, svc: svc, irc: face, conn: conn,
 		jobs: newDispatcher(cfg.Workers, perSenderQueue(cfg.Limits))}
 	b.notes = newNotifier(b)
+	b.hooks = webhook.NewDeliverer(st, policy, log.With().Str("component", "webhooks").Logger())
 	return b, nil
 }
 
@@ -159,6 +166,10 @@ func (b *Bot) Run(ctx context.Context) error {
 	// looked for, so none is left behind by a lost database connection.
 	go b.follow(ctx, "pircan_notify", func() { b.wakeAllWaiting(ctx) },
 		func(agentID string) { b.notes.wake(ctx, agentID) })
+	// Webhooks: every process delivers, leader or not (the store's claims
+	// share the work); a wake, or the deliverer's own tick, starts a round.
+	go b.hooks.Run(ctx)
+	go b.follow(ctx, "pircan_webhooks", b.hooks.Wake, func(string) { b.hooks.Wake() })
 	for {
 		lead := b.awaitLeadership(ctx)
 		if lead == nil {

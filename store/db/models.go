@@ -176,3 +176,24 @@ type Token struct {
 	RevokedAt     pgtype.Timestamptz
 	UsedAt        pgtype.Timestamptz
 }
+
+type Webhook struct {
+	ID         string
+	AgentID    string
+	Url        string
+	Secret     string
+	CreatedAt  time.Time
+	Failures   int32
+	LastError  *string
+	DisabledAt pgtype.Timestamptz
+}
+
+type WebhookDelivery struct {
+	ID            string
+	WebhookID     string
+	Type          string
+	FirstAt       time.Time
+	NextAttemptAt time.Time
+	Attempts      int32
+	Events        int32
+}

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"net/url"
+	"time"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store/db"
+)
+
+// Webhooks (DESIGN.md "Webhooks"): the agent's registrations here, and the
+// deliverer's side (pircan/webhook): claiming due deliveries and recording
+// how they went. Deliveries are queued by a trigger on notifications
+// (schema/00009_webhooks.sql), in the transaction of the change.
+
+var _ pircan.WebhookStore = (*Store)(nil)
+
+// AddWebhook registers url for the actor's agent, counting its webhooks
+// under the agent's row lock so that racing registrations cannot pass max.
+func (s *Store) AddWebhook(ctx context.Context, actor pircan.Actor, rawURL, secret string, max int) (pircan.Webhook, error) {
+	var w pircan.Webhook
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		if err := q.LockAgent(ctx, actor.AgentID); err != nil {
+			return err
+		}
+		if n, err := q.CountWebhooks(ctx, actor.AgentID); err != nil || n >= int64(max) {
+			return orErr(err, pircan.ErrTooManyPending)
+		}
+		row, err := q.InsertWebhook(ctx, db.InsertWebhookParams{AgentID: actor.AgentID, Url: rawURL, Secret: secret})
+		if err != nil {
+			return err
+		}
+		w = pircan.Webhook{ID: row.ID, AgentID: actor.AgentID, URL: rawURL, CreatedAt: row.CreatedAt}
+		return audit(ctx, q, actor, "webhook.registered", row.ID, map[string]any{"host": urlHost(rawURL)})
+	})
+	return w, err
+}
+
+// Webhooks lists an agent's webhooks, oldest first.
+func (s *Store) Webhooks(ctx context.Context, agentID string) ([]pircan.Webhook, error) {
+	var out []pircan.Webhook
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.ListWebhooks(ctx, agentID)
+		for _, r := range rows {
+			w := pircan.Webhook{ID: r.ID, AgentID: r.AgentID, URL: r.Url, CreatedAt: r.CreatedAt, Failures: int(r.Failures)}
+			if r.LastError != nil {
+				w.LastError = *r.LastError
+			}
+			if r.DisabledAt.Valid {
+				w.DisabledAt = r.DisabledAt.Time
+			}
+			out = append(out, w)
+		}
+		return err
+	})
+	return out, err
+}
+
+// DeleteWebhook removes one of the actor's agent's webhooks and what waits
+// for it (ErrNotFound for any other id).
+func (s *Store) DeleteWebhook(ctx context.Context, actor pircan.Actor, id string) error {
+	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		u, err := q.DeleteWebhook(ctx, db.DeleteWebhookParams{ID: id, AgentID: actor.AgentID})
+		if err != nil {
+			return notFound(err)
+		}
+		return audit(ctx, q, actor, "webhook.deleted", id, map[string]any{"host": urlHost(u)})
+	})
+}
+
+// urlHost is what the audit log keeps of a webhook URL: its path or query
+// may carry the receiver's own token.
+func urlHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// Delivery is one claimed webhook delivery: where to POST, how to sign it
+// and what to say. Count is the type's count as of the claim (-1: the
+// type has none).
+type Delivery struct {
+	ID        string
+	WebhookID string
+	URL       string
+	Secret    string
+	AgentID   string
+	Type      string
+	Count     int
+	Attempts  int // failed attempts so far
+	FirstAt   time.Time
+	events    int // the events coalesced when claimed (DeliverySucceeded)
+}
+
+// Claim is one ClaimDeliveries call: rows due at Now, not older than
+// Expired, leased until LeaseUntil.
+type Claim struct {
+	Now, Expired, LeaseUntil time.Time
+	Limit                    int
+}
+
+// ClaimDeliveries takes up to c.Limit due deliveries for this process and
+// leases them; the counts are read in the same transaction.
+func (s *Store) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
+	var out []Delivery
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.ClaimDeliveries(ctx, db.ClaimDeliveriesParams{Now: c.Now, ExpiredBefore: c.Expired,
+			LeaseUntil: c.LeaseUntil, MaxRows: int32(c.Limit)})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			n, err := noticeCount(ctx, q, r.AgentID, r.Type)
+			if err != nil {
+				return err
+			}
+			out = append(out, Delivery{ID: r.ID, WebhookID: r.WebhookID, URL: r.Url, Secret: r.Secret,
+				AgentID: r.AgentID, Type: r.Type, Count: n, Attempts: int(r.Attempts), FirstAt: r.FirstAt, events: int(r.Events)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeliverySucceeded ends a delivery and the webhook's run of failures. An
+// event that came in while it was on the wire leaves a new delivery due.
+func (s *Store) DeliverySucceeded(ctx context.Context, d Delivery) error {
+	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		n, err := q.DeleteDelivered(ctx, db.DeleteDeliveredParams{ID: d.ID, Events: int32(d.events)})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if err := q.RequeueDelivered(ctx, d.ID); err != nil {
+				return err
+			}
+		}
+		return q.WebhookSucceeded(ctx, d.WebhookID)
+	})
+}
+
+// DeliveryFailed records a failed attempt: the delivery is due again at
+// next, and the webhook's run of failures grows; at maxFailures the
+// webhook is disabled and what waits for it dropped. disabled says so.
+func (s *Store) DeliveryFailed(ctx context.Context, d Delivery, lastError string, next time.Time, maxFailures int) (disabled bool, err error) {
+	err = s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		if err := q.RetryDelivery(ctx, db.RetryDeliveryParams{ID: d.ID, NextAttemptAt: next}); err != nil {
+			return err
+		}
+		w, err := q.WebhookFailed(ctx, db.WebhookFailedParams{ID: d.WebhookID, LastError: &lastError})
+		if err != nil {
+			return notFound(err) // deleted meanwhile
+		}
+		if int(w.Failures) < maxFailures {
+			return nil
+		}
+		disabled = true
+		if err := q.DisableWebhook(ctx, d.WebhookID); err != nil {
+			return err
+		}
+		if err := q.DropWebhookDeliveries(ctx, d.WebhookID); err != nil {
+			return err
+		}
+		return audit(ctx, q, pircan.Actor{AgentID: w.AgentID}, "webhook.disabled", d.WebhookID,
+			map[string]any{"host": urlHost(w.Url), "failures": w.Failures})
+	})
+	return disabled, err
+}
+
+// DropExpired deletes the deliveries first queued before before (their
+// time to be retried is over) and says how many.
+func (s *Store) DropExpired(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		var err error
+		n, err = q.DropExpiredDeliveries(ctx, before)
+		return err
+	})
+	return n, err
+}
