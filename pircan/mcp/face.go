@@ -70,9 +70,13 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 		f.server.AddTool(t.sdkTool(), f.dispatch(t))
 	}
 	// Stateless: no Mcp-Session-Id, so any replica answers any request, and
-	// every request carries its token.
+	// every request carries its token. The go-sdk's DNS-rebinding guard
+	// (403 for a public Host on a loopback listener) is off: it would
+	// refuse every request through a reverse proxy on the same host, and
+	// it guards servers without credentials; here nothing gets past the
+	// bearer check, which a rebound page cannot pass.
 	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return f.server },
-		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
 	bearer := auth.RequireBearerToken(f.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	f.handler = challenge(bearer(streamable))
 	return f

@@ -61,6 +61,18 @@ func TestUnauthorized(t *testing.T) {
 	}
 }
 
+// A reverse proxy on the same host forwards the public Host header to a
+// loopback listener: the face answers it (the token is the guard).
+func TestBehindProxy(t *testing.T) {
+	e := newEnv(t, limits())
+	_, tok := e.token(t)
+	resp := postHost(t, e.srv.URL+mcp.Path, "pircan.example.org", "Bearer "+tok, listTools)
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+}
+
 func TestToolsList(t *testing.T) {
 	e := newEnv(t, limits())
 	_, tok := e.token(t)

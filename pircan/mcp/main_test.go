@@ -281,10 +281,18 @@ func unique(prefix string) string {
 
 // post sends one raw JSON-RPC request with the given Authorization.
 func post(t *testing.T, url, authz, body string) *http.Response {
+	return postHost(t, url, "", authz, body)
+}
+
+// postHost is post with a Host header of its own ("": the URL's).
+func postHost(t *testing.T, url, host, authz, body string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
