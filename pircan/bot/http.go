@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/creatimus/pircan/pircan/mcp"
 	"github.com/creatimus/pircan/pircan/portal"
 )
 
@@ -32,6 +33,8 @@ const readyTimeout = 2 * time.Second
 //	              only when Config.MetricsAddr is empty (else 404 here:
 //	              ServeMetrics serves it on its own listener)
 //	/owner        the owner web portal (pircan/portal)
+//	POST /mcp     the MCP face (pircan/mcp; bearer tokens)
+//	GET /api/v1/manifest  the public manifest (pircan/mcp)
 //
 // It returns nil after a clean shutdown, or why it could not serve.
 func (b *Bot) ServeHTTP(ctx context.Context, addr string) error {
@@ -112,10 +115,23 @@ func (b *Bot) httpHandler(withMetrics bool) http.Handler {
 		Log: b.log.With().Str("component", "portal").Logger()})
 	mux.Handle("/owner", owner)
 	mux.Handle("/owner/", owner)
+	face := b.mcpFace()
+	mux.Handle("POST "+mcp.Path, face.Handler())
+	mux.Handle("GET "+mcp.ManifestPath, face.ManifestHandler())
 	if withMetrics {
 		mux.Handle("GET /metrics", b.metricsHandler())
 	}
 	return mux
+}
+
+// mcpFace is the bot's MCP face, made once: its metrics go into the bot's
+// registry, which takes each only once.
+func (b *Bot) mcpFace() *mcp.Face {
+	b.ops.mcpOnce.Do(func() {
+		b.ops.mcp = mcp.New(b.svc, mcp.Config{Registerer: b.metrics().reg},
+			b.log.With().Str("component", "mcp").Logger())
+	})
+	return b.ops.mcp
 }
 
 // Readiness is the body of /readyz: which parts are ready.

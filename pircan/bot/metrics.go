@@ -11,6 +11,7 @@ import (
 
 	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
+	"github.com/creatimus/pircan/pircan/mcp"
 )
 
 // notifyBacklogCap bounds the scrape-time count of waiting notifications:
@@ -29,6 +30,8 @@ type opsState struct {
 	metrics     *metrics
 	httpAddr    atomic.Pointer[string]
 	metricsAddr atomic.Pointer[string]
+	mcpOnce     sync.Once
+	mcp         *mcp.Face // the MCP face (http.go)
 }
 
 type metrics struct {

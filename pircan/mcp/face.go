@@ -1,0 +1,234 @@
+// Package mcp is PIRCAN's MCP face (DESIGN.md "MCP"): POST /mcp, streamable
+// HTTP in stateless mode (any replica answers any request), one tool per
+// core operation. Like pircan/irc it only decodes, calls and renders: the
+// arguments are the core's argument structs, read strictly by
+// pircan.DecodeArgs; the rules are the operations'. A refusal is a tool
+// result with isError (the spec §2 code as JSON), never a JSON-RPC error.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// Path is where the face answers; ManifestPath the public manifest.
+const (
+	Path         = "/mcp"
+	ManifestPath = "/api/v1/manifest"
+)
+
+// Authenticator resolves a bearer token to the caller it stands for (a
+// missing, unknown, expired or revoked one: pircan.ErrUnauthorized). The
+// core's Service.Authenticate is the production one.
+type Authenticator interface {
+	Authenticate(ctx context.Context, face pircan.Face, secret string) (pircan.Caller, error)
+}
+
+// Config holds the face's settings.
+type Config struct {
+	// Auth resolves tokens; nil: the core's Authenticate.
+	Auth Authenticator
+	// Registerer takes the face's metrics; nil: they are not registered.
+	Registerer prometheus.Registerer
+	// PortalPath is the owner portal's path, for the manifest ("": /owner).
+	PortalPath string
+}
+
+// Face is the MCP face over one core.
+type Face struct {
+	core    *pircan.Service
+	cfg     Config
+	log     zerolog.Logger
+	tools   []tool
+	server  *sdk.Server
+	handler http.Handler
+	metrics metrics
+}
+
+// New builds the face: its tools, the MCP server and its HTTP handler.
+func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
+	if cfg.Auth == nil {
+		cfg.Auth = core
+	}
+	if cfg.PortalPath == "" {
+		cfg.PortalPath = "/owner"
+	}
+	f := &Face{core: core, cfg: cfg, log: log, tools: toolTable(), metrics: newMetrics(cfg.Registerer)}
+	f.server = sdk.NewServer(&sdk.Implementation{Name: "pircan", Version: pircan.ProtocolVersion},
+		&sdk.ServerOptions{Instructions: instructions})
+	for _, t := range f.tools {
+		f.server.AddTool(t.sdkTool(), f.dispatch(t))
+	}
+	// Stateless: no Mcp-Session-Id, so any replica answers any request, and
+	// every request carries its token. The go-sdk's DNS-rebinding guard
+	// (403 for a public Host on a loopback listener) is off: it would
+	// refuse every request through a reverse proxy on the same host, and
+	// it guards servers without credentials; here nothing gets past the
+	// bearer check, which a rebound page cannot pass.
+	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return f.server },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
+	bearer := auth.RequireBearerToken(f.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	f.handler = challenge(bearer(streamable))
+	return f
+}
+
+const instructions = "PIRCAN: a directory of AI agents and brokered agreements between them. " +
+	"Call register first (once), then find_agents, contact and send_direct_message under an agreement. " +
+	"A refusal is a result with isError whose text is JSON {code, message, field?, retry_after?}. " +
+	"The limits in force: get_manifest."
+
+// Handler serves POST /mcp.
+func (f *Face) Handler() http.Handler { return f.handler }
+
+// verify is the bearer check of every request: the token's account, as
+// the go-sdk carries it to the tool call (TokenInfo.UserID). The agent is
+// read per tool call, since one may register mid-session.
+func (f *Face) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	c, err := f.cfg.Auth.Authenticate(ctx, pircan.FaceMCP, token)
+	if errors.Is(err, pircan.ErrUnauthorized) {
+		return nil, auth.ErrInvalidToken
+	}
+	if err != nil {
+		e := pircan.AsError(err)
+		f.log.Error().Err(err).Str("ref", e.Ref).Msg("mcp: token not checked")
+		return nil, errors.New("internal error, ref " + e.Ref)
+	}
+	return &auth.TokenInfo{UserID: c.Account}, nil
+}
+
+// challenge adds "WWW-Authenticate: Bearer" to every 401: the go-sdk's
+// middleware writes the header only with a resource-metadata URL or
+// scopes, which PIRCAN's operator-issued tokens have none of.
+func challenge(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&challengeWriter{ResponseWriter: w}, r)
+	})
+}
+
+type challengeWriter struct{ http.ResponseWriter }
+
+func (w *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Flush passes streaming on (the SSE responses of the streamable transport).
+func (w *challengeWriter) Flush() {
+	if fl, ok := w.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// dispatch is the handler of one tool: account from the token, the
+// per-minute limit, the caller, strict arguments, the operation, the
+// result (or the refusal) as content and structuredContent.
+func (f *Face) dispatch(t tool) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		start := time.Now()
+		out, err := f.call(ctx, t, req)
+		code := "ok"
+		var res *sdk.CallToolResult
+		if err != nil {
+			e := pircan.AsError(err)
+			if e.Code == pircan.CodeInternalError {
+				f.log.Error().Err(err).Str("ref", e.Ref).Str("tool", t.name).Msg("mcp: tool call failed")
+			}
+			code, res = string(e.Code), refusal(e)
+		} else {
+			res = result(out)
+		}
+		f.metrics.calls.WithLabelValues(t.name, code).Inc()
+		f.metrics.seconds.WithLabelValues(t.name).Observe(time.Since(start).Seconds())
+		return res, nil
+	}
+}
+
+func (f *Face) call(ctx context.Context, t tool, req *sdk.CallToolRequest) (any, error) {
+	account := ""
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		account = req.Extra.TokenInfo.UserID
+	}
+	if account == "" { // the bearer middleware lets nothing else through
+		return nil, pircan.Errorf(pircan.CodeNotIdentified, "Send a bearer token: Authorization: Bearer <token>.")
+	}
+	if err := f.core.Admit(ctx, pircan.Caller{Account: account, Face: pircan.FaceMCP}); err != nil {
+		return nil, err
+	}
+	c, err := f.core.Caller(ctx, pircan.FaceMCP, account, "")
+	if err != nil {
+		return nil, err
+	}
+	obj := map[string]json.RawMessage{}
+	if raw := req.Params.Arguments; len(raw) > 0 && !pircan.IsNull(raw) {
+		if obj, err = pircan.DecodeObject(raw); err != nil {
+			return nil, pircan.Errorf(pircan.CodeInvalidJSON, "The arguments must be one JSON object: %v.", err)
+		}
+	}
+	return t.call(ctx, f, c, obj)
+}
+
+// result carries out as structuredContent and, for clients that read only
+// content, as the same JSON in one text.
+func result(out any) *sdk.CallToolResult {
+	b, err := json.Marshal(out)
+	if err != nil { // result types are plain structs: cannot happen
+		return refusal(pircan.AsError(err))
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
+}
+
+// Refusal is the JSON of a refusal's text content.
+type Refusal struct {
+	Code       pircan.Code `json:"code"`
+	Message    string      `json:"message"`
+	Field      string      `json:"field,omitempty"`
+	RetryAfter int         `json:"retry_after,omitempty"` // seconds
+	Ref        string      `json:"ref,omitempty"`         // internal_error: quote it to the operator
+}
+
+func refusal(e *pircan.Error) *sdk.CallToolResult {
+	r := Refusal{Code: e.Code, Message: e.Message, Field: e.Field, Ref: e.Ref}
+	if e.RetryAfter > 0 {
+		r.RetryAfter = int((e.RetryAfter + time.Second - 1) / time.Second) // whole seconds, rounded up
+	}
+	b, _ := json.Marshal(r)
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
+}
+
+type metrics struct {
+	calls   *prometheus.CounterVec
+	seconds *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) metrics {
+	m := metrics{
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pircan_mcp_calls_total",
+			Help: `MCP tool calls by tool and result code ("ok", or the spec's error code of the refusal).`,
+		}, []string{"tool", "code"}),
+		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "pircan_mcp_call_seconds",
+			Help:    "Time to answer one MCP tool call, from the token's account to the result (authentication not included).",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"tool"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.calls, m.seconds)
+	}
+	return m
+}

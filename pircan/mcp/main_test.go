@@ -1,0 +1,308 @@
+package mcp_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/creatimus/pircan/internal/pgtest"
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/mcp"
+	"github.com/creatimus/pircan/store"
+)
+
+// The face's tests run it on httptest over the real store and drive it
+// with the go-sdk's own client, as an MCP client would. One database
+// serves the test binary; every test uses accounts of its own.
+
+var shared *store.Store
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	server, err := pgtest.ServerURL(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dsn, cleanup, err := pgtest.NewDatabase(ctx, server)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cleanup()
+	if shared, err = store.Open(ctx, dsn); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer shared.Close()
+	if _, err := shared.Migrate(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// tokenStore is the real store with tokens kept in memory: the store's
+// token methods are placeholders until store/tokens.go lands (then this
+// wrapper goes, and the tests run over the store alone).
+type tokenStore struct {
+	*store.Store
+	mu     sync.Mutex
+	tokens map[string]pircan.Token // by hex of the secret's hash
+}
+
+func (s *tokenStore) IssueToken(_ context.Context, nt pircan.NewToken) (pircan.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := pircan.Token{ID: uuid(), Account: nt.Account, Label: nt.Label, CreatedAt: time.Now(), ExpiresAt: nt.ExpiresAt}
+	s.tokens[hex.EncodeToString(nt.SecretSHA256)] = t
+	return t, nil
+}
+
+func (s *tokenStore) Tokens(context.Context, string) ([]pircan.Token, error) { return nil, nil }
+
+func (s *tokenStore) RevokeToken(_ context.Context, id string) (pircan.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, t := range s.tokens {
+		if t.ID == id {
+			t.RevokedAt = time.Now()
+			s.tokens[k] = t
+			return t, nil
+		}
+	}
+	return pircan.Token{}, pircan.ErrNotFound
+}
+
+func (s *tokenStore) TokenBySecret(_ context.Context, sum []byte) (pircan.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tokens[hex.EncodeToString(sum)]
+	if !ok {
+		return pircan.Token{}, pircan.ErrNotFound
+	}
+	return t, nil
+}
+
+// env is one face on httptest, with its core and registry.
+type env struct {
+	core *pircan.Service
+	face *mcp.Face
+	srv  *httptest.Server
+	reg  *prometheus.Registry
+}
+
+func limits() pircan.Limits {
+	l := pircan.DefaultLimits
+	l.RegistrationsHour = 1 << 30 // the shared database registers every test's agents
+	return l
+}
+
+func newEnv(t *testing.T, l pircan.Limits) *env {
+	t.Helper()
+	st := &tokenStore{Store: shared, tokens: map[string]pircan.Token{}}
+	core := pircan.NewService(st, pircan.Config{Limits: l}, zerolog.Nop())
+	t.Cleanup(core.WaitReads)
+	reg := prometheus.NewRegistry()
+	face := mcp.New(core, mcp.Config{Registerer: reg}, zerolog.Nop())
+	mux := http.NewServeMux()
+	mux.Handle("POST "+mcp.Path, face.Handler())
+	mux.Handle("GET "+mcp.ManifestPath, face.ManifestHandler())
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &env{core: core, face: face, srv: srv, reg: reg}
+}
+
+// token issues a token for a fresh account.
+func (e *env) token(t *testing.T) (account, secret string) {
+	t.Helper()
+	account = unique("mcp")
+	it, err := e.core.IssueToken(t.Context(), account, "test", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return account, it.Secret
+}
+
+// bearer adds the Authorization header to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// session connects the go-sdk's client with token.
+func (e *env) session(t *testing.T, token string) *sdk.ClientSession {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	tr := &sdk.StreamableClientTransport{Endpoint: e.srv.URL + mcp.Path, HTTPClient: &http.Client{Transport: bearer{token}}}
+	cs, err := c.Connect(t.Context(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// agent is a session of a fresh account that registered.
+func (e *env) agent(t *testing.T) (*sdk.ClientSession, string) {
+	t.Helper()
+	_, tok := e.token(t)
+	cs := e.session(t, tok)
+	var h mcp.Hello
+	ok(t, call(t, cs, "register", map[string]any{}), &h)
+	return cs, h.AgentID
+}
+
+func call(t *testing.T, cs *sdk.ClientSession, name string, args any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func text(t *testing.T, res *sdk.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("content: %d items, want 1", len(res.Content))
+	}
+	tc, isText := res.Content[0].(*sdk.TextContent)
+	if !isText {
+		t.Fatalf("content is %T, want text", res.Content[0])
+	}
+	return tc.Text
+}
+
+// ok decodes a successful result's structuredContent into out, after
+// checking that content carries the same JSON.
+func ok(t *testing.T, res *sdk.CallToolResult, out any) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("refused: %s", text(t, res))
+	}
+	sc, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	_ = json.Unmarshal(sc, &a)
+	if err := json.Unmarshal([]byte(text(t, res)), &b); err != nil {
+		t.Fatalf("text content is not JSON: %v", err)
+	}
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("structuredContent %s and text %s differ", sc, text(t, res))
+	}
+	if err := json.Unmarshal(sc, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refused checks a refusal: isError, code and field in the text's JSON.
+func refused(t *testing.T, res *sdk.CallToolResult, code pircan.Code, field string) mcp.Refusal {
+	t.Helper()
+	if !res.IsError {
+		t.Fatalf("not refused: %s", text(t, res))
+	}
+	var r mcp.Refusal
+	if err := json.Unmarshal([]byte(text(t, res)), &r); err != nil {
+		t.Fatalf("refusal text is not JSON: %v", err)
+	}
+	if r.Code != code || r.Field != field || r.Message == "" {
+		t.Fatalf("refusal %+v, want code %s field %q", r, code, field)
+	}
+	return r
+}
+
+// conforms checks a result against its tool's output schema, as a client
+// that validates structuredContent does.
+func conforms(t *testing.T, cs *sdk.ClientSession, name string, res *sdk.CallToolResult) {
+	t.Helper()
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if tl.Name != name {
+			continue
+		}
+		var s jsonschema.Schema
+		b, _ := json.Marshal(tl.OutputSchema)
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		sc, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(sc, &v)
+		if err := rs.Validate(v); err != nil {
+			t.Fatalf("%s: result %s does not conform to its output schema: %v", name, sc, err)
+		}
+		return
+	}
+	t.Fatalf("no tool %s", name)
+}
+
+func uuid() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func unique(prefix string) string {
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// post sends one raw JSON-RPC request with the given Authorization.
+func post(t *testing.T, url, authz, body string) *http.Response {
+	return postHost(t, url, "", authz, body)
+}
+
+// postHost is post with a Host header of its own ("": the URL's).
+func postHost(t *testing.T, url, host, authz, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
+}

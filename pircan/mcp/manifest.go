@@ -1,0 +1,69 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// The manifest (DESIGN.md "MCP"): the core's (protocol, the limits in
+// force, scopes, policies) plus this face's tools and the endpoints. The
+// get_manifest tool and GET /api/v1/manifest (public) give the same.
+
+// Manifest is get_manifest's result and the body of GET /api/v1/manifest.
+type Manifest struct {
+	Protocol  string         `json:"protocol"`
+	Limits    map[string]int `json:"limits"`
+	Scopes    []string       `json:"scopes"`
+	Policies  []string       `json:"policies"`
+	Tools     []ToolInfo     `json:"tools"`
+	Endpoints Endpoints      `json:"endpoints"`
+}
+
+// ToolInfo names a tool and says what it does.
+type ToolInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Endpoints are the paths a client uses.
+type Endpoints struct {
+	MCP      string `json:"mcp"`
+	Manifest string `json:"manifest"`
+	Portal   string `json:"portal"`
+}
+
+// Manifest is the manifest now.
+func (f *Face) Manifest() Manifest {
+	m := f.core.Manifest()
+	out := Manifest{Protocol: m.Protocol, Limits: m.Limits, Scopes: m.Scopes, Policies: m.Policies,
+		Endpoints: Endpoints{MCP: Path, Manifest: ManifestPath, Portal: f.cfg.PortalPath}}
+	for _, t := range f.tools {
+		out.Tools = append(out.Tools, ToolInfo{Name: t.name, Description: t.description})
+	}
+	return out
+}
+
+func manifestTool() tool {
+	const name = "get_manifest"
+	return tool{name: name, input: inputSchema(noArgs{}), output: outputSchema[Manifest](),
+		description: "The protocol version, every limit in force, scopes, policies, tools and endpoints.",
+		call: func(_ context.Context, f *Face, _ pircan.Caller, obj map[string]json.RawMessage) (any, error) {
+			if err := pircan.DecodeArgs(obj, &noArgs{}, name); err != nil {
+				return nil, err
+			}
+			return f.Manifest(), nil
+		}}
+}
+
+// ManifestHandler serves GET /api/v1/manifest, with no token: what a
+// client reads before its first call.
+func (f *Face) ManifestHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(f.Manifest())
+	})
+}

@@ -1,0 +1,96 @@
+package mcp
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// inputSchema describes an argument struct for tools/list: each field's
+// JSON type from its Go type, its limits from its check tags
+// (pircan.ArgsOf), and no other keys. It describes; the operation checks.
+func inputSchema(args any) map[string]any {
+	t := reflect.TypeOf(args)
+	props := map[string]any{}
+	required := []string{}
+	for _, a := range pircan.ArgsOf(args) {
+		f, _ := fieldOf(t, a.Name)
+		props[a.Name] = propertySchema(a, f.Type)
+		if a.Required {
+			required = append(required, a.Name)
+		}
+	}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func fieldOf(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n == name {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func propertySchema(a pircan.Arg, t reflect.Type) map[string]any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	p := map[string]any{}
+	switch t.Kind() {
+	case reflect.String:
+		p["type"] = "string"
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		p["type"] = "integer"
+	case reflect.Bool:
+		p["type"] = "boolean"
+	case reflect.Slice:
+		p["type"] = "array"
+		p["items"] = map[string]any{"type": "string"} // every list argument is of strings
+	default:
+		panic(fmt.Sprintf("mcp: argument %s: no schema for %s", a.Name, t))
+	}
+	switch {
+	case a.ID:
+		p["format"] = "uuid"
+		p["description"] = "An id (a UUID)."
+	case a.Message:
+		// JSON Schema counts characters; the limit is in bytes, as the
+		// description says.
+		p["maxLength"] = pircan.FullSizes.TextBytes
+		p["description"] = fmt.Sprintf("At most %d bytes of UTF-8.", pircan.FullSizes.TextBytes)
+	case a.Text > 0:
+		p["maxLength"] = a.Text
+		if a.Clear {
+			p["description"] = `"" clears it.`
+		}
+	}
+	if a.HasRange {
+		p["minimum"], p["maximum"] = a.Min, a.Max
+	}
+	if a.Default != nil {
+		p["default"] = *a.Default
+	}
+	if len(a.Enum) > 0 {
+		p["enum"] = a.Enum
+	}
+	return p
+}
+
+// outputSchema is the schema of a result struct. Every result is an
+// object; the structs are plain, so inference cannot fail.
+func outputSchema[O any]() *jsonschema.Schema {
+	s, err := jsonschema.For[O](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: output schema: %v", err))
+	}
+	return s
+}

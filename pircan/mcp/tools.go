@@ -1,0 +1,81 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// tool is one row of the tool table: tools/list, the manifest and the
+// dispatcher all read it.
+type tool struct {
+	name        string
+	description string
+	input       map[string]any     // from the operation's argument struct
+	output      *jsonschema.Schema // from the result struct
+	call        func(ctx context.Context, f *Face, c pircan.Caller, obj map[string]json.RawMessage) (any, error)
+}
+
+// op is the tool of one core operation: decode the arguments strictly into
+// A, call do, render its result as O.
+func op[A, R, O any](name, description string, do func(*pircan.Service, context.Context, pircan.Caller, A) (R, error),
+	render func(R) O) tool {
+	var zero A
+	return tool{name: name, description: description, input: inputSchema(zero), output: outputSchema[O](),
+		call: func(ctx context.Context, f *Face, c pircan.Caller, obj map[string]json.RawMessage) (any, error) {
+			var a A
+			if err := pircan.DecodeArgs(obj, &a, name); err != nil {
+				return nil, err
+			}
+			r, err := do(f.core, ctx, c, a)
+			if err != nil {
+				return nil, err
+			}
+			return render(r), nil
+		}}
+}
+
+// noArgs is the argument type of a tool that takes none.
+type noArgs struct{}
+
+// bare adapts an operation without arguments to op.
+func bare[R any](do func(*pircan.Service, context.Context, pircan.Caller) (R, error)) func(*pircan.Service, context.Context, pircan.Caller, noArgs) (R, error) {
+	return func(s *pircan.Service, ctx context.Context, c pircan.Caller, _ noArgs) (R, error) {
+		return do(s, ctx, c)
+	}
+}
+
+// toolTable is every tool the face offers, in the order tools/list shows
+// them. Tasks and resources come with their operations.
+func toolTable() []tool {
+	return []tool{
+		op("whoami", "Your agent's directory entry.", bare((*pircan.Service).WhoAmI), renderWhoAmI),
+		op("register", "Register your agent (name defaults to your account), or update its profile. Profiles are self-asserted.", (*pircan.Service).Hello, renderHello),
+		op("find_agents", "Search the agent directory by text (name, description) or exact capability.", (*pircan.Service).Find, renderFind),
+		op("list_channels", "List the IRC channels you may join.", (*pircan.Service).Channels, renderChannels),
+		op("policy", "Show, or set, who decides your incoming contact requests.", (*pircan.Service).Policy, renderPolicy),
+		op("contact", "Ask an agent for an agreement (scopes default to message).", (*pircan.Service).Contact, renderContact),
+		op("list_contacts", "List contact requests: incoming (default) or outgoing, pending by default.", (*pircan.Service).Contacts, renderContacts),
+		op("accept_contact", "Accept an incoming request; you may grant fewer scopes or a shorter ttl.", (*pircan.Service).Accept, renderDecision),
+		op("decline_contact", "Decline an incoming request.", (*pircan.Service).Decline, renderDecision),
+		op("cancel_contact", "Cancel your own pending request.", (*pircan.Service).Cancel, renderDecision),
+		op("list_agreements", "Your agreements (all: also ended ones).", (*pircan.Service).Agreements, renderAgreements),
+		op("revoke_agreement", "End an agreement for both parties.", (*pircan.Service).Revoke, renderRevoke),
+		op("send_direct_message", fmt.Sprintf("Message an agent you have an agreement with (message scope); text up to %d bytes of UTF-8.", pircan.MaxStoredText), (*pircan.Service).Send, renderSend),
+		op("read_inbox", "Your oldest unread messages, each whole; they are marked read.", (*pircan.Service).Inbox, renderInbox),
+		op("report_agent", "Report an agent to the operators.", (*pircan.Service).Report, renderReport),
+		op("register_webhook", "POST content-free notifications to an https URL; the signing secret is shown once.", (*pircan.Service).RegisterWebhook, renderWebhookCreated),
+		op("list_webhooks", "Your webhooks and how their deliveries go.", bare((*pircan.Service).Webhooks), renderWebhooks),
+		op("delete_webhook", "Remove one of your webhooks.", (*pircan.Service).DeleteWebhook, renderWebhookDeleted),
+		manifestTool(),
+	}
+}
+
+func (t tool) sdkTool() *sdk.Tool {
+	return &sdk.Tool{Name: t.name, Description: t.description, InputSchema: t.input, OutputSchema: t.output}
+}
