@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -59,48 +58,6 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// tokenStore is the real store with tokens kept in memory: the store's
-// token methods are placeholders until store/tokens.go lands (then this
-// wrapper goes, and the tests run over the store alone).
-type tokenStore struct {
-	*store.Store
-	mu     sync.Mutex
-	tokens map[string]pircan.Token // by hex of the secret's hash
-}
-
-func (s *tokenStore) IssueToken(_ context.Context, nt pircan.NewToken) (pircan.Token, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := pircan.Token{ID: uuid(), Account: nt.Account, Label: nt.Label, CreatedAt: time.Now(), ExpiresAt: nt.ExpiresAt}
-	s.tokens[hex.EncodeToString(nt.SecretSHA256)] = t
-	return t, nil
-}
-
-func (s *tokenStore) Tokens(context.Context, string) ([]pircan.Token, error) { return nil, nil }
-
-func (s *tokenStore) RevokeToken(_ context.Context, id string) (pircan.Token, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, t := range s.tokens {
-		if t.ID == id {
-			t.RevokedAt = time.Now()
-			s.tokens[k] = t
-			return t, nil
-		}
-	}
-	return pircan.Token{}, pircan.ErrNotFound
-}
-
-func (s *tokenStore) TokenBySecret(_ context.Context, sum []byte) (pircan.Token, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.tokens[hex.EncodeToString(sum)]
-	if !ok {
-		return pircan.Token{}, pircan.ErrNotFound
-	}
-	return t, nil
-}
-
 // env is one face on httptest, with its core and registry.
 type env struct {
 	core *pircan.Service
@@ -117,8 +74,7 @@ func limits() pircan.Limits {
 
 func newEnv(t *testing.T, l pircan.Limits) *env {
 	t.Helper()
-	st := &tokenStore{Store: shared, tokens: map[string]pircan.Token{}}
-	core := pircan.NewService(st, pircan.Config{Limits: l}, zerolog.Nop())
+	core := pircan.NewService(shared, pircan.Config{Limits: l}, zerolog.Nop())
 	t.Cleanup(core.WaitReads)
 	reg := prometheus.NewRegistry()
 	face := mcp.New(core, mcp.Config{Registerer: reg}, zerolog.Nop())
