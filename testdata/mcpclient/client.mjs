@@ -17,6 +17,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { inspect } from 'node:util';
 
 class HarnessError extends Error {
 	constructor(exitCode, message) {
@@ -61,6 +62,8 @@ function describe(err) {
 		if (err.code > 0) out.http_status = err.code;
 	}
 	if (err?.name && err.name !== 'Error') out.name = err.name;
+	// fetch's own failures say only "fetch failed"; the reason is the cause.
+	if (err?.cause) out.cause = String(err.cause.message ?? err.cause);
 	return out;
 }
 
@@ -101,7 +104,7 @@ async function main() {
 	try {
 		await client.connect(transport);
 	} catch (err) {
-		if (plan[0]?.op !== 'connect_expect_fail') throw new HarnessError(3, `connect: ${err?.stack ?? err}`);
+		if (plan[0]?.op !== 'connect_expect_fail') throw new HarnessError(3, `connect: ${inspect(err)}`);
 		emit({ ok: false, error: describe(err) });
 		for (let i = 1; i < plan.length; i++) emit({ ok: false, skipped: true, error: { code: null, message: 'not connected' } });
 		return;
@@ -125,7 +128,7 @@ async function main() {
 main().then(
 	() => process.stdout.write('', () => process.exit(0)),
 	(err) => {
-		process.stderr.write(`mcpclient: ${err instanceof HarnessError ? err.message : err?.stack ?? err}\n`);
+		process.stderr.write(`mcpclient: ${err instanceof HarnessError ? err.message : inspect(err)}\n`);
 		process.stdout.write('', () => process.exit(err instanceof HarnessError ? err.exitCode : 4));
 	},
 );
