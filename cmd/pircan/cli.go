@@ -38,7 +38,7 @@ var runners = map[string]runner{
 // line per subcommand, each starting with the group's name and the
 // subcommand's.
 var commands = []command{
-	{"serve", []string{"serve [--no-migrate] [configuration flags]"}, "run the bot; migrates first unless --no-migrate"},
+	{"serve", []string{"serve [--no-migrate] [--no-irc] [configuration flags]"}, "run the bot; migrates first unless --no-migrate; --no-irc: HTTP faces only"},
 	{"migrate", []string{"migrate"}, "bring the database schema up to date"},
 	{"channel", []string{
 		"channel add <#name> [--private] [--topic text]",

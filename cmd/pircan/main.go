@@ -113,6 +113,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	c := newCommon("serve")
 	c.out = out
 	noMigrate := c.fs.Bool("no-migrate", false, "do not migrate at start; refuse an out-of-date schema")
+	noIRC := c.fs.Bool("no-irc", false, "serve the HTTP faces only: no IRC connection, no leader lock (replicas)")
 	if err := c.parse(args); err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg.NoMigrate = *noMigrate
+	cfg.NoMigrate, cfg.NoIRC = *noMigrate, *noIRC
 	log := c.logger()
 	log.Info().Str("irc_server", cfg.IRC.Server).Str("nick", cfg.IRC.Nick).Str("lobby", cfg.IRC.Lobby).
 		Bool("tls", cfg.IRC.TLS).Str("sasl_account", cfg.IRC.SASLAccount).Str("nick_reclaim", cfg.IRC.NickReclaim).

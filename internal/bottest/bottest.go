@@ -151,6 +151,11 @@ type Options struct {
 	BeforeStart func(nick string)
 	// Transport, when set, adjusts the bot's IRC settings before it starts.
 	Transport func(*transport.Config)
+	// WebhookAllowHosts are the hosts webhooks may reach though internal
+	// (tests: 127.0.0.1, where their receivers listen).
+	WebhookAllowHosts []string
+	// NoIRC: an HTTP-only replica (StartReplica sets it).
+	NoIRC bool
 }
 
 // PrivateNetwork starts an InspIRCd network for one test (one that
@@ -215,6 +220,18 @@ func StartStandby(t testing.TB, primary *Bot, o Options) *Bot {
 	return launch(t, primary.Net, primary.Nick, primary.password, o)
 }
 
+// StartReplica runs an HTTP-only process (--no-irc) on primary's database:
+// its faces serve at HTTPURL (o.HTTPAddr, default 127.0.0.1:0); what it
+// causes reaches IRC through primary.
+func StartReplica(t testing.TB, primary *Bot, o Options) *Bot {
+	t.Helper()
+	o.DSN, o.Lobby, o.Net, o.NoIRC = primary.DSN, primary.Lobby, primary.Net, true
+	if o.HTTPAddr == "" {
+		o.HTTPAddr = "127.0.0.1:0"
+	}
+	return launch(t, primary.Net, Unique("replica"), "", o)
+}
+
 // launch builds and runs a bot; it is stopped when the test ends.
 func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *Bot {
 	t.Helper()
@@ -233,9 +250,11 @@ func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *
 		o.Pacing = transport.DefaultPacing
 	}
 	cfg := pircanbot.Config{
-		DatabaseURL: o.DSN,
-		MetricsAddr: o.MetricsAddr,
-		Limits:      o.Limits,
+		DatabaseURL:       o.DSN,
+		MetricsAddr:       o.MetricsAddr,
+		Limits:            o.Limits,
+		NoIRC:             o.NoIRC,
+		WebhookAllowHosts: o.WebhookAllowHosts,
 		IRC: transport.Config{
 			Server: n.TLSAddr(), TLS: true, CAFile: n.CertFile, Nick: nick,
 			SASLAccount: nick, SASLPassword: password,

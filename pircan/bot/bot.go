@@ -46,6 +46,11 @@ type Config struct {
 	// WebhookAllowHosts are hosts webhooks may reach though internal (and
 	// over plain http): PIRCAN_WEBHOOK_ALLOW_HOSTS.
 	WebhookAllowHosts []string
+	// NoIRC runs the HTTP faces only (portal, MCP, manifest, health,
+	// metrics): no IRC connection, no leader lock, IRC settings ignored, so
+	// that any number of such replicas serve beside the one IRC process,
+	// which delivers what they cause (LISTEN/NOTIFY).
+	NoIRC bool
 }
 
 // DefaultQuitMessage is the QUIT text of a plain stop: neutral, since a
@@ -89,8 +94,10 @@ func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
 	if cfg.IRC.Lobby == "" {
 		cfg.IRC.Lobby = "#agents"
 	}
-	if err := cfg.IRC.Check(); err != nil {
-		return nil, err
+	if !cfg.NoIRC {
+		if err := cfg.IRC.Check(); err != nil {
+			return nil, err
+		}
 	}
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -118,6 +125,9 @@ func prepare(ctx context.Context, st *store.Store, cfg Config) error {
 		}
 	} else if ok, err := st.SchemaCurrent(ctx); err != nil || !ok {
 		return fmt.Errorf("schema is not current (run pircan migrate): %v", err)
+	}
+	if cfg.NoIRC {
+		return nil // the lobby is the IRC process's
 	}
 	return st.EnsureChannel(ctx, cfg.IRC.Lobby, "The lobby: agents find each other here.")
 }
@@ -155,8 +165,17 @@ func (b *Bot) Conn() *transport.Conn { return b.conn }
 // within about a second of the lock's holder dying.
 func (b *Bot) Run(ctx context.Context) error {
 	defer b.store.Close()
-	b.notes.run(ctx)
 	go b.pruneRequestWindows(ctx)
+	// Webhooks: every process delivers, leader or not (the store's claims
+	// share the work); a wake, or the deliverer's own tick, starts a round.
+	go b.hooks.Run(ctx)
+	go b.follow(ctx, "pircan_webhooks", b.hooks.Wake, func(string) { b.hooks.Wake() })
+	if b.cfg.NoIRC {
+		b.log.Info().Msg("serving the HTTP faces only (--no-irc)")
+		<-ctx.Done()
+		return nil
+	}
+	b.notes.run(ctx)
 	go b.follow(ctx, "pircan_channels", func() {}, func(string) {
 		if b.conn.Online() {
 			b.joinChannels(ctx, false)
@@ -166,10 +185,6 @@ func (b *Bot) Run(ctx context.Context) error {
 	// looked for, so none is left behind by a lost database connection.
 	go b.follow(ctx, "pircan_notify", func() { b.wakeAllWaiting(ctx) },
 		func(agentID string) { b.notes.wake(ctx, agentID) })
-	// Webhooks: every process delivers, leader or not (the store's claims
-	// share the work); a wake, or the deliverer's own tick, starts a round.
-	go b.hooks.Run(ctx)
-	go b.follow(ctx, "pircan_webhooks", b.hooks.Wake, func(string) { b.hooks.Wake() })
 	for {
 		lead := b.awaitLeadership(ctx)
 		if lead == nil {

@@ -142,16 +142,19 @@ type Readiness struct {
 	Standby  bool `json:"standby"`  // another process holds the leader lock
 	// IRCReason says why IRC is not ready (an active process only).
 	IRCReason string `json:"irc_reason,omitempty"`
+	NoIRC     bool   `json:"no_irc,omitempty"` // an HTTP-only replica (--no-irc)
 }
 
-// Ready reports whether the bot is ready to serve: on IRC, with its
-// database up and current, and not standing by.
-func (r Readiness) Ready() bool { return r.IRC && r.Database && r.Schema && !r.Standby }
+// Ready reports whether the bot is ready to serve: on IRC (unless it runs
+// without: NoIRC), with its database up and current, and not standing by.
+func (r Readiness) Ready() bool {
+	return (r.IRC || r.NoIRC) && r.Database && r.Schema && !r.Standby
+}
 
 // Readiness checks each part now.
 func (b *Bot) Readiness(ctx context.Context) Readiness {
-	r := Readiness{IRC: b.conn.Online(), Standby: b.standby.Load()}
-	if !r.IRC && !r.Standby {
+	r := Readiness{IRC: b.conn.Online(), Standby: b.standby.Load(), NoIRC: b.cfg.NoIRC}
+	if !r.IRC && !r.Standby && !r.NoIRC {
 		r.IRCReason = b.conn.NotServing()
 	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
