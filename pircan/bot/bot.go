@@ -154,6 +154,9 @@ func untilUp(ctx context.Context, log zerolog.Logger, fn func() error) error {
 // Store gives tests and subcommands the bot's store.
 func (b *Bot) Store() *store.Store { return b.store }
 
+// Core gives tests and subcommands the bot's core: issuing tokens, say.
+func (b *Bot) Core() *pircan.Service { return b.svc }
+
 // Conn gives tests the transport.
 func (b *Bot) Conn() *transport.Conn { return b.conn }
 
