@@ -42,6 +42,9 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// PortalPath is the owner portal's path, for the manifest ("": /owner).
 	PortalPath string
+	// BenchNoop adds the noop tool, the floor of BenchmarkMCP: only the
+	// benchmark and its tests set it, so production never lists or serves it.
+	BenchNoop bool
 }
 
 // Face is the MCP face over one core.
@@ -64,6 +67,9 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 		cfg.PortalPath = "/owner"
 	}
 	f := &Face{core: core, cfg: cfg, log: log, tools: toolTable(), metrics: newMetrics(cfg.Registerer)}
+	if cfg.BenchNoop {
+		f.tools = append(f.tools, noopTool())
+	}
 	f.server = sdk.NewServer(&sdk.Implementation{Name: "pircan", Version: pircan.ProtocolVersion},
 		&sdk.ServerOptions{Instructions: instructions})
 	for _, t := range f.tools {

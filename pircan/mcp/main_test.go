@@ -74,10 +74,18 @@ func limits() pircan.Limits {
 
 func newEnv(t *testing.T, l pircan.Limits) *env {
 	t.Helper()
+	return newEnvWith(t, l, mcp.Config{})
+}
+
+// newEnvWith is newEnv with a face configuration of its own (its
+// Registerer is the env's).
+func newEnvWith(t testing.TB, l pircan.Limits, cfg mcp.Config) *env {
+	t.Helper()
 	core := pircan.NewService(shared, pircan.Config{Limits: l}, zerolog.Nop())
 	t.Cleanup(core.WaitReads)
 	reg := prometheus.NewRegistry()
-	face := mcp.New(core, mcp.Config{Registerer: reg}, zerolog.Nop())
+	cfg.Registerer = reg
+	face := mcp.New(core, cfg, zerolog.Nop())
 	mux := http.NewServeMux()
 	mux.Handle("POST "+mcp.Path, face.Handler())
 	mux.Handle("GET "+mcp.ManifestPath, face.ManifestHandler())
@@ -87,7 +95,7 @@ func newEnv(t *testing.T, l pircan.Limits) *env {
 }
 
 // token issues a token for a fresh account.
-func (e *env) token(t *testing.T) (account, secret string) {
+func (e *env) token(t testing.TB) (account, secret string) {
 	t.Helper()
 	account = unique("mcp")
 	it, err := e.core.IssueToken(t.Context(), account, "test", time.Hour)
@@ -98,19 +106,28 @@ func (e *env) token(t *testing.T) (account, secret string) {
 }
 
 // bearer adds the Authorization header to every request.
-type bearer struct{ token string }
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
+	return b.next.RoundTrip(r)
 }
 
 // session connects the go-sdk's client with token.
-func (e *env) session(t *testing.T, token string) *sdk.ClientSession {
+func (e *env) session(t testing.TB, token string) *sdk.ClientSession {
+	t.Helper()
+	return e.sessionVia(t, token, http.DefaultTransport)
+}
+
+// sessionVia is session over a transport of its own.
+func (e *env) sessionVia(t testing.TB, token string, rt http.RoundTripper) *sdk.ClientSession {
 	t.Helper()
 	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	tr := &sdk.StreamableClientTransport{Endpoint: e.srv.URL + mcp.Path, HTTPClient: &http.Client{Transport: bearer{token}}}
+	tr := &sdk.StreamableClientTransport{Endpoint: e.srv.URL + mcp.Path, HTTPClient: &http.Client{Transport: bearer{token, rt}}}
 	cs, err := c.Connect(t.Context(), tr, nil)
 	if err != nil {
 		t.Fatal(err)

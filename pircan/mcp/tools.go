@@ -76,6 +76,16 @@ func toolTable() []tool {
 	}
 }
 
+// noopTool is BenchmarkMCP's floor (BENCHMARKS.md "MCP face"): a tool
+// like any other, through op and dispatch (bearer check, Admit, Caller,
+// strict arguments, result, metrics), whose operation does nothing and
+// returns {}. Served only with Config.BenchNoop.
+func noopTool() tool {
+	return op("noop", "Does nothing (benchmark floor).",
+		func(*pircan.Service, context.Context, pircan.Caller, noArgs) (noArgs, error) { return noArgs{}, nil },
+		func(r noArgs) noArgs { return r })
+}
+
 func (t tool) sdkTool() *sdk.Tool {
 	return &sdk.Tool{Name: t.name, Description: t.description, InputSchema: t.input, OutputSchema: t.output}
 }
