@@ -53,16 +53,13 @@ func (s *Service) Hello(ctx context.Context, c Caller, a HelloArgs) (HelloResult
 			return HelloResult{}, err
 		}
 	}
-	if a.Name == nil && c.Agent == nil {
+	p := Profile{Name: a.Name, Description: a.Description, Capabilities: a.Capabilities, CardURL: a.CardURL,
 		// A new agent is named by its nick on IRC; a face without nicks
 		// (MCP, A2A) names it by its account.
-		name := c.Nick
-		if name == "" {
-			name = c.Account
-		}
-		a.Name = &name
+		NewName: c.Nick}
+	if p.NewName == "" {
+		p.NewName = c.Account
 	}
-	p := Profile{Name: a.Name, Description: a.Description, Capabilities: a.Capabilities, CardURL: a.CardURL}
 	agent, created, err := s.store.Hello(ctx, c.Account, c.Nick, p, s.cfg.Limits.RegistrationsHour)
 	if errors.Is(err, ErrRegistrationPaused) {
 		return HelloResult{}, Errorf(CodeRegistrationPaused, "Too many new registrations on the network; try again later.")

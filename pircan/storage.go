@@ -226,6 +226,9 @@ type Profile struct {
 	Description  *string
 	Capabilities *[]string
 	CardURL      *string
+	// NewName is the name of a new agent registered without one (an
+	// existing agent keeps its name).
+	NewName string
 }
 
 // FindQuery is a directory search.

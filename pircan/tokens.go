@@ -114,22 +114,34 @@ func (s *Service) RevokeToken(ctx context.Context, id string) (Token, error) {
 // which of the four it was.
 var ErrUnauthorized = errors.New("unauthorized")
 
-// Authenticate is the Caller a bearer token stands for on face: its
-// account, with the agent registered for it.
-func (s *Service) Authenticate(ctx context.Context, face Face, secret string) (Caller, error) {
+// TokenAccount is the account a bearer token stands for: a missing,
+// unknown, expired or revoked token is ErrUnauthorized. A face that reads
+// the caller per call (MCP: an agent may register mid-session) needs no
+// more at the door.
+func (s *Service) TokenAccount(ctx context.Context, secret string) (string, error) {
 	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 128 {
-		return Caller{}, ErrUnauthorized
+		return "", ErrUnauthorized
 	}
 	sum := sha256.Sum256([]byte(secret))
 	t, err := s.store.TokenBySecret(ctx, sum[:])
 	if errors.Is(err, ErrNotFound) {
-		return Caller{}, ErrUnauthorized
+		return "", ErrUnauthorized
 	}
+	if err != nil {
+		return "", err
+	}
+	if !t.Active(s.cfg.Now()) {
+		return "", ErrUnauthorized
+	}
+	return t.Account, nil
+}
+
+// Authenticate is the Caller a bearer token stands for on face: its
+// account, with the agent registered for it.
+func (s *Service) Authenticate(ctx context.Context, face Face, secret string) (Caller, error) {
+	account, err := s.TokenAccount(ctx, secret)
 	if err != nil {
 		return Caller{}, err
 	}
-	if !t.Active(s.cfg.Now()) {
-		return Caller{}, ErrUnauthorized
-	}
-	return s.Caller(ctx, face, t.Account, "")
+	return s.Caller(ctx, face, account, "")
 }

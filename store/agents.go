@@ -64,7 +64,10 @@ func (s *Store) Hello(ctx context.Context, account, nick string, p pircan.Profil
 }
 
 func createAgent(ctx context.Context, q *db.Queries, account, nick string, p pircan.Profile) (pircan.Agent, error) {
-	a := pircan.Agent{Account: account, Name: nick, Nick: nick, Capabilities: []string{}}
+	a := pircan.Agent{Account: account, Name: p.NewName, Nick: nick, Capabilities: []string{}}
+	if a.Name == "" {
+		a.Name = nick
+	}
 	applyProfile(&a, p)
 	row, err := q.CreateAgent(ctx, db.CreateAgentParams{Name: a.Name, Description: a.Description,
 		Capabilities: a.Capabilities, CardUrl: a.CardURL, Nick: nick})

@@ -27,16 +27,17 @@ const (
 	ManifestPath = "/api/v1/manifest"
 )
 
-// Authenticator resolves a bearer token to the caller it stands for (a
+// Authenticator resolves a bearer token to the account it stands for (a
 // missing, unknown, expired or revoked one: pircan.ErrUnauthorized). The
-// core's Service.Authenticate is the production one.
+// core's Service.TokenAccount is the production one; the caller itself is
+// read per tool call.
 type Authenticator interface {
-	Authenticate(ctx context.Context, face pircan.Face, secret string) (pircan.Caller, error)
+	TokenAccount(ctx context.Context, secret string) (string, error)
 }
 
 // Config holds the face's settings.
 type Config struct {
-	// Auth resolves tokens; nil: the core's Authenticate.
+	// Auth resolves tokens; nil: the core's TokenAccount.
 	Auth Authenticator
 	// Registerer takes the face's metrics; nil: they are not registered.
 	Registerer prometheus.Registerer
@@ -100,7 +101,7 @@ func (f *Face) Handler() http.Handler { return f.handler }
 // the go-sdk carries it to the tool call (TokenInfo.UserID). The agent is
 // read per tool call, since one may register mid-session.
 func (f *Face) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-	c, err := f.cfg.Auth.Authenticate(ctx, pircan.FaceMCP, token)
+	account, err := f.cfg.Auth.TokenAccount(ctx, token)
 	if errors.Is(err, pircan.ErrUnauthorized) {
 		return nil, auth.ErrInvalidToken
 	}
@@ -109,7 +110,7 @@ func (f *Face) verify(ctx context.Context, token string, _ *http.Request) (*auth
 		f.log.Error().Err(err).Str("ref", e.Ref).Msg("mcp: token not checked")
 		return nil, errors.New("internal error, ref " + e.Ref)
 	}
-	return &auth.TokenInfo{UserID: c.Account}, nil
+	return &auth.TokenInfo{UserID: account}, nil
 }
 
 // challenge adds "WWW-Authenticate: Bearer" to every 401: the go-sdk's
