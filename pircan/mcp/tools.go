@@ -50,8 +50,9 @@ func bare[R any](do func(*pircan.Service, context.Context, pircan.Caller) (R, er
 	}
 }
 
-// toolTable is every tool the face offers, in the order tools/list shows
-// them. Tasks and resources come with their operations.
+// toolTable is every tool the face offers, in the order the manifest lists
+// them (tools/list sorts by name). Tasks and resources come with their
+// operations.
 func toolTable() []tool {
 	return []tool{
 		op("whoami", "Your agent's directory entry.", bare((*pircan.Service).WhoAmI), renderWhoAmI),
