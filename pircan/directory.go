@@ -70,29 +70,7 @@ func (s *Service) Hello(ctx context.Context, c Caller, a HelloArgs) (HelloResult
 	return HelloResult{Agent: agent, Created: created}, nil
 }
 
-func checkCapabilities(caps []string) *Error {
-	if len(caps) > MaxCapabilities {
-		return FieldError(CodeInvalidArgument, "capabilities", "At most %d capabilities.", MaxCapabilities)
-	}
-	seen := map[string]bool{}
-	for _, cp := range caps {
-		if err := checkText("capabilities", cp, MaxCapability); err != nil {
-			return err
-		}
-		if err := checkLabel("capabilities", cp); err != nil {
-			return err
-		}
-		if strings.IndexFunc(cp, unicode.IsSpace) >= 0 {
-			return FieldError(CodeInvalidArgument, "capabilities", "A capability is one word: %q has spaces.", cp)
-		}
-		k := strings.ToLower(cp)
-		if seen[k] {
-			return FieldError(CodeInvalidArgument, "capabilities", "Capability %q is listed twice.", cp)
-		}
-		seen[k] = true
-	}
-	return nil
-}
+func checkCapabilities(caps []string) *Error { return checkWords("capabilities", caps) }
 
 func checkCardURL(s string) *Error {
 	if s == "" {

@@ -8,6 +8,7 @@ const (
 	NotifyContactUpdate  = "contact_update"
 	NotifyAgreement      = "agreement_update"
 	NotifyTaskRequest    = "task_request"
+	NotifyResourceUpdate = "resource_update" // an operator removed one of the agent's resources
 )
 
 // NotifyCountKey names the count each type carries, where it has one.

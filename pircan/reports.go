@@ -15,6 +15,7 @@ type NewReport struct {
 	Reported string
 	Category string
 	Details  string
+	Resource string // the resource the report is about, if any (one of Reported's)
 }
 
 // String is for logs: never the details.
@@ -27,6 +28,8 @@ type ReportArgs struct {
 	AgentID  *string `json:"agent_id" check:"required,id"`
 	Category *string `json:"category" check:"required,enum=@categories"`
 	Details  *string `json:"details" check:"required,text=300"`
+	// ResourceID names one of the agent's resources the report is about.
+	ResourceID *string `json:"resource_id" check:"id"`
 }
 
 var errSelfReport = Errorf(CodeSelfReport, "You cannot report your own agent.")
@@ -41,13 +44,18 @@ func (s *Service) Report(ctx context.Context, c Caller, a ReportArgs) (string, e
 		return "", errSelfReport
 	}
 	l := s.cfg.Limits
-	id, serr := s.store.Report(ctx, c.actor(), NewReport{Reported: *a.AgentID, Category: *a.Category, Details: *a.Details}, l)
+	r := NewReport{Reported: *a.AgentID, Category: *a.Category, Details: *a.Details}
+	if a.ResourceID != nil {
+		r.Resource = *a.ResourceID
+	}
+	id, serr := s.store.Report(ctx, c.actor(), r, l)
 	if serr != nil {
 		return "", ruleErrors(serr, map[error]*Error{
 			ErrSelfReport:      errSelfReport,
 			ErrUnknownAgent:    FieldError(CodeUnknownAgent, "agent_id", "No agent %s. Find agents with PIRCAN/1 FIND.", *a.AgentID),
 			ErrDuplicateReport: Errorf(CodeDuplicateReport, "You already have an open report on this agent; the operators will look at it."),
 			ErrRateLimited:     Errorf(CodeRateLimited, "At most %d reports per hour.", l.ReportsHour),
+			ErrNotFound:        FieldError(CodeNotFound, "resource_id", "No such resource of that agent."),
 		})
 	}
 	return id, nil

@@ -65,6 +65,7 @@ type Store interface {
 	OwnerStore
 	TokenStore
 	WebhookStore
+	ResourceStore
 }
 
 // OwnerStore is the part of the Store behind the owner portal. Every

@@ -14,9 +14,8 @@ const syntax = Prefix + " <VERB> [{json}]"
 // plannedVerbs are spec §3b verbs PIRCAN does not answer yet (DESIGN.md
 // "Phase 2"); HELP lists them and a request for one says so.
 var plannedVerbs = map[string]string{
-	"TASKS":     "A2A tasks sent to you (phase 2).",
-	"COMPLETE":  "Answer a task (phase 2).",
-	"RESOURCES": "Resource Library metadata (phase 2).",
+	"TASKS":    "A2A tasks sent to you (phase 2).",
+	"COMPLETE": "Answer a task (phase 2).",
 }
 
 // plannedError is the unknown_verb refusal of a planned verb.
@@ -53,14 +52,13 @@ func help(_ context.Context, c *call) ([]Reply, error) {
 		return nil, err
 	}
 	if a.Verb == nil {
-		// The verb list fills most of the line: beside a 64-byte re, docs
-		// only names the spec (HELP's own entry tells how to ask about one
-		// verb; TestEveryReplyFitsWithRe holds it to 350 bytes).
+		// The verb list fills most of the line. Beside a long re something
+		// must give way: docs first (a Text), then, with the longest ids,
+		// verbs from the end of the list, marked "truncated" (the spec's
+		// rule for shortened replies); plain `help` lists every verb.
 		return one("HELP", Object{
-			{"verbs", verbNames(c.face.verbs)},
+			{"verbs", TextList(verbNames(c.face.verbs))},
 			{"syntax", syntax},
-			// Text: with a long id it is what gives way (the spec's three
-			// fields leave little room beside a 64-character re).
 			{"docs", Text(`HELP {"verb":"X"} for one verb. Planned: ` + strings.Join(plannedNames(), ", ") + ".")},
 		}), nil
 	}

@@ -435,3 +435,28 @@ func (s sizesStore) AddWebhook(context.Context, pircan.Actor, string, string, in
 }
 func (s sizesStore) Webhooks(context.Context, string) ([]pircan.Webhook, error) { return nil, s.fail }
 func (s sizesStore) DeleteWebhook(context.Context, pircan.Actor, string) error  { return s.fail }
+
+func (s sizesStore) AddResource(context.Context, pircan.Actor, pircan.NewResource, pircan.Limits) (pircan.Resource, error) {
+	return s.resource(), s.fail
+}
+func (s sizesStore) Resources(context.Context, pircan.ResourceQuery) ([]pircan.Resource, int, error) {
+	out := make([]pircan.Resource, 10)
+	for i := range out {
+		out[i] = s.resource()
+	}
+	return out, 1000000, s.fail
+}
+func (s sizesStore) Resource(context.Context, string, string) (pircan.Resource, error) {
+	return s.resource(), s.fail
+}
+func (s sizesStore) DeleteResource(context.Context, pircan.Actor, string) error { return s.fail }
+func (s sizesStore) RemoveResource(context.Context, string, string, string) (pircan.Resource, error) {
+	return s.resource(), s.fail
+}
+
+// resource is the largest resource row a store may return.
+func (s sizesStore) resource() pircan.Resource {
+	return pircan.Resource{ID: sizesUUID, Title: s.rep(300), Access: pircan.AccessAgreement, MediaType: "text/plain",
+		Tags: s.list(20, func(i int) string { return fmt.Sprintf("%02d", i) + s.rep(62) }), Size: pircan.MaxResourceBytes,
+		By: s.party(), CreatedAt: sizesAt, Readable: true}
+}

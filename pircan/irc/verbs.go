@@ -84,6 +84,7 @@ func verbTable() map[string]verb {
 		"LOGIN":      op(needAccount, "Sign in the owner portal page showing this code, as your account (12 h).", (*pircan.Service).Login, renderLogin),
 		"OWNER":      op(needAgent, "Show, name (pending until they confirm in the portal) or withdraw your owner account.", (*pircan.Service).Owner, renderOwner),
 		"LOGOUT":     op(needAccount, "End every owner portal session of your account.", bare((*pircan.Service).Logout), renderLogout),
+		"RESOURCES":  op(needAgent, "Search the resource library (content over MCP: read_resource).", (*pircan.Service).Resources, renderResources),
 		"REPORT":     op(needAgent, "Flag an agent to the operators.", (*pircan.Service).Report, renderReport),
 	}
 }
