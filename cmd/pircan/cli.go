@@ -28,10 +28,11 @@ var runners = map[string]runner{
 	"audit": func(ctx context.Context, args []string, out io.Writer) error {
 		return runAudit(ctx, args, out, os.Stderr)
 	},
-	"reports": runReports,
-	"owner":   runOwner,
-	"token":   runToken,
-	"bench":   runBench,
+	"reports":   runReports,
+	"owner":     runOwner,
+	"token":     runToken,
+	"resources": runResources,
+	"bench":     runBench,
 }
 
 // commands is the CLI. A group (channel, reports, owner, token) has one synopsis
@@ -61,6 +62,11 @@ var commands = []command{
 		"token list [<account>]",
 		"token revoke <token_id>",
 	}, "bearer tokens of the HTTP faces (MCP, A2A): the secret is shown once"},
+	{"resources", []string{
+		"resources list [--by <agent_id>] [--limit n]",
+		"resources show <resource_id>",
+		"resources remove <resource_id> [--reason text]",
+	}, "the resource library: list, show, remove (the publisher is told)"},
 	{"bench", []string{"bench [--agents n] [--rate r] [flags]"}, "load test a running PIRCAN over IRC"},
 	{"help", []string{"help [command]"}, "this list, or one command's usage"},
 }
