@@ -111,8 +111,8 @@ func (s *Store) ListReports(ctx context.Context, status string, limit int) ([]Re
 		for _, r := range rows {
 			out = append(out, ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Status: r.Status,
 				ResourceID: orEmpty(r.ResourceID),
-				Reporter: ReportParty{AgentID: r.Reporter, Name: r.ReporterName},
-				Reported: ReportParty{AgentID: r.Reported, Name: r.ReportedName}})
+				Reporter:   ReportParty{AgentID: r.Reporter, Name: r.ReporterName},
+				Reported:   ReportParty{AgentID: r.Reported, Name: r.ReportedName}})
 			total = int(r.Total)
 		}
 		return err
@@ -134,8 +134,8 @@ func (s *Store) ReportByID(ctx context.Context, id string) (ReportInfo, error) {
 		}
 		info = ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Details: r.Details, Status: r.Status,
 			ResourceID: orEmpty(r.ResourceID),
-			Reporter: ReportParty{AgentID: r.Reporter, Name: r.ReporterName, Accounts: r.ReporterAccounts},
-			Reported: ReportParty{AgentID: r.Reported, Name: r.ReportedName, Accounts: r.ReportedAccounts}}
+			Reporter:   ReportParty{AgentID: r.Reporter, Name: r.ReporterName, Accounts: r.ReporterAccounts},
+			Reported:   ReportParty{AgentID: r.Reported, Name: r.ReportedName, Accounts: r.ReportedAccounts}}
 		if r.ResolvedAt.Valid {
 			at := r.ResolvedAt.Time
 			info.ResolvedAt = &at
