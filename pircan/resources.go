@@ -189,7 +189,8 @@ func (s *Service) Resources(ctx context.Context, c Caller, a ListResourcesArgs) 
 	if serr != nil {
 		return Page[Resource]{}, serr
 	}
-	return Page[Resource]{Items: list, Total: total, Offset: q.Offset}, nil
+	// As FIND's: a larger library is counted no further (total is a lower bound).
+	return Page[Resource]{Items: list, Total: min(total, MaxFindTotal), Offset: q.Offset, TotalCapped: total > MaxFindTotal}, nil
 }
 
 // ReadResource is a resource with its content, for a caller who may read it.

@@ -9,13 +9,13 @@ SELECT count(*) FROM reports WHERE reporter = @reporter AND created_at > now() -
 SELECT EXISTS (SELECT 1 FROM reports WHERE reporter = @reporter AND reported = @reported AND status = 'open');
 
 -- name: InsertReport :one
-INSERT INTO reports (reporter, reported, category, details)
-VALUES (@reporter, @reported, @category, @details)
+INSERT INTO reports (reporter, reported, category, details, resource_id)
+VALUES (@reporter, @reported, @category, @details, sqlc.narg('resource_id'))
 RETURNING id, created_at;
 
 -- name: ListReports :many
 -- Newest first; @status is open, resolved or all. total counts every match.
-SELECT r.id, r.created_at, r.category, r.status,
+SELECT r.id, r.created_at, r.category, r.status, r.resource_id,
        r.reporter, fa.name AS reporter_name,
        r.reported, ta.name AS reported_name,
        count(*) OVER () AS total
@@ -29,7 +29,7 @@ LIMIT @lim;
 -- name: ReportByID :one
 -- Everything about one report, with both agents' names and IRC accounts.
 SELECT r.id, r.created_at, r.category, r.details, r.status,
-       r.resolved_at, r.resolved_by, r.resolution, r.action,
+       r.resolved_at, r.resolved_by, r.resolution, r.action, r.resource_id,
        r.reporter, fa.name AS reporter_name,
        (SELECT coalesce(array_agg(b.account ORDER BY b.bound_at), '{}')::text[]
         FROM agent_accounts b WHERE b.agent_id = r.reporter) AS reporter_accounts,

@@ -33,6 +33,17 @@ func (s *Store) Report(ctx context.Context, actor pircan.Actor, r pircan.NewRepo
 		if err := q.LockAgent(ctx, me); err != nil {
 			return err
 		}
+		var resource *string
+		if r.Resource != "" {
+			// One of the reported agent's, held until the report references it.
+			if !pircan.ValidID(r.Resource) {
+				return pircan.ErrNotFound
+			}
+			if _, err := q.LockResourceOf(ctx, db.LockResourceOfParams{ID: r.Resource, AgentID: r.Reported}); err != nil {
+				return notFound(err)
+			}
+			resource = &r.Resource
+		}
 		if n, err := q.CountReportsLastHour(ctx, me); err != nil || n >= int64(l.ReportsHour) {
 			return orErr(err, pircan.ErrRateLimited)
 		}
@@ -40,7 +51,7 @@ func (s *Store) Report(ctx context.Context, actor pircan.Actor, r pircan.NewRepo
 			return orErr(err, pircan.ErrDuplicateReport)
 		}
 		row, err := q.InsertReport(ctx, db.InsertReportParams{Reporter: me, Reported: r.Reported,
-			Category: r.Category, Details: r.Details})
+			Category: r.Category, Details: r.Details, ResourceID: resource})
 		if err != nil {
 			if isUniqueViolation(err) {
 				return pircan.ErrDuplicateReport // cannot happen under the lock; the index is the backstop
@@ -48,8 +59,11 @@ func (s *Store) Report(ctx context.Context, actor pircan.Actor, r pircan.NewRepo
 			return err
 		}
 		id = row.ID
-		return audit(ctx, q, actor, "report.file", row.ID, map[string]any{"reported": r.Reported,
-			"category": r.Category, "details_bytes": len(r.Details)})
+		details := map[string]any{"reported": r.Reported, "category": r.Category, "details_bytes": len(r.Details)}
+		if resource != nil {
+			details["resource"] = *resource
+		}
+		return audit(ctx, q, actor, "report.file", row.ID, details)
 	})
 	return id, err
 }
@@ -78,6 +92,7 @@ type ReportInfo struct {
 	Reporter   ReportParty `json:"reporter"`
 	Reported   ReportParty `json:"reported"`
 	Category   string      `json:"category"`
+	ResourceID string      `json:"resource_id,omitempty"` // the resource reported, while it exists
 	Details    string      `json:"details,omitempty"`
 	Status     string      `json:"status"`
 	ResolvedAt *time.Time  `json:"resolved_at,omitempty"`
@@ -95,8 +110,9 @@ func (s *Store) ListReports(ctx context.Context, status string, limit int) ([]Re
 		rows, err := q.ListReports(ctx, db.ListReportsParams{Status: status, Lim: int32(limit)})
 		for _, r := range rows {
 			out = append(out, ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Status: r.Status,
-				Reporter: ReportParty{AgentID: r.Reporter, Name: r.ReporterName},
-				Reported: ReportParty{AgentID: r.Reported, Name: r.ReportedName}})
+				ResourceID: orEmpty(r.ResourceID),
+				Reporter:   ReportParty{AgentID: r.Reporter, Name: r.ReporterName},
+				Reported:   ReportParty{AgentID: r.Reported, Name: r.ReportedName}})
 			total = int(r.Total)
 		}
 		return err
@@ -117,8 +133,9 @@ func (s *Store) ReportByID(ctx context.Context, id string) (ReportInfo, error) {
 			return notFound(err)
 		}
 		info = ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Details: r.Details, Status: r.Status,
-			Reporter: ReportParty{AgentID: r.Reporter, Name: r.ReporterName, Accounts: r.ReporterAccounts},
-			Reported: ReportParty{AgentID: r.Reported, Name: r.ReportedName, Accounts: r.ReportedAccounts}}
+			ResourceID: orEmpty(r.ResourceID),
+			Reporter:   ReportParty{AgentID: r.Reporter, Name: r.ReporterName, Accounts: r.ReporterAccounts},
+			Reported:   ReportParty{AgentID: r.Reported, Name: r.ReportedName, Accounts: r.ReportedAccounts}}
 		if r.ResolvedAt.Valid {
 			at := r.ResolvedAt.Time
 			info.ResolvedAt = &at

@@ -99,10 +99,10 @@ func listReports(ctx context.Context, st *store.Store, status string, limit int,
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCREATED\tREPORTER\tREPORTER_NAME\tREPORTED\tREPORTED_NAME\tCATEGORY\tSTATUS")
+	fmt.Fprintln(tw, "ID\tCREATED\tREPORTER\tREPORTER_NAME\tREPORTED\tREPORTED_NAME\tCATEGORY\tSTATUS\tRESOURCE")
 	for _, r := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, when(r.CreatedAt), r.Reporter.AgentID, clean(r.Reporter.Name),
-			r.Reported.AgentID, clean(r.Reported.Name), r.Category, r.Status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, when(r.CreatedAt), r.Reporter.AgentID, clean(r.Reporter.Name),
+			r.Reported.AgentID, clean(r.Reported.Name), r.Category, r.Status, orDash(r.ResourceID))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -126,6 +126,9 @@ func showReport(ctx context.Context, st *store.Store, id string, out io.Writer) 
 	row("report", r.ID)
 	row("status", r.Status)
 	row("category", r.Category)
+	if r.ResourceID != "" {
+		row("resource", r.ResourceID)
+	}
 	row("created", when(r.CreatedAt))
 	for _, p := range []struct {
 		role string
@@ -141,6 +144,14 @@ func showReport(ctx context.Context, st *store.Store, id string, out io.Writer) 
 		row("resolution", clean(r.Resolution))
 	}
 	return tw.Flush()
+}
+
+// orDash fills an empty column of a table.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func when(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -156,6 +156,7 @@ type Report struct {
 	ResolvedBy *string
 	Resolution *string
 	Action     *string
+	ResourceID *string
 }
 
 type RequestWindow struct {
@@ -163,6 +164,20 @@ type RequestWindow struct {
 	Started time.Time
 	Ends    time.Time
 	Count   int32
+}
+
+type Resource struct {
+	ID          string
+	AgentID     string
+	Title       string
+	TitleFolded string
+	Tags        []string
+	TagsFolded  []string
+	Access      string
+	MediaType   string
+	Content     string
+	Size        int32
+	CreatedAt   time.Time
 }
 
 type Token struct {

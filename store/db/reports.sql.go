@@ -44,16 +44,17 @@ func (q *Queries) HasOpenReport(ctx context.Context, arg HasOpenReportParams) (b
 }
 
 const insertReport = `-- name: InsertReport :one
-INSERT INTO reports (reporter, reported, category, details)
-VALUES ($1, $2, $3, $4)
+INSERT INTO reports (reporter, reported, category, details, resource_id)
+VALUES ($1, $2, $3, $4, $5)
 RETURNING id, created_at
 `
 
 type InsertReportParams struct {
-	Reporter string
-	Reported string
-	Category string
-	Details  string
+	Reporter   string
+	Reported   string
+	Category   string
+	Details    string
+	ResourceID *string
 }
 
 type InsertReportRow struct {
@@ -67,6 +68,7 @@ func (q *Queries) InsertReport(ctx context.Context, arg InsertReportParams) (Ins
 		arg.Reported,
 		arg.Category,
 		arg.Details,
+		arg.ResourceID,
 	)
 	var i InsertReportRow
 	err := row.Scan(&i.ID, &i.CreatedAt)
@@ -74,7 +76,7 @@ func (q *Queries) InsertReport(ctx context.Context, arg InsertReportParams) (Ins
 }
 
 const listReports = `-- name: ListReports :many
-SELECT r.id, r.created_at, r.category, r.status,
+SELECT r.id, r.created_at, r.category, r.status, r.resource_id,
        r.reporter, fa.name AS reporter_name,
        r.reported, ta.name AS reported_name,
        count(*) OVER () AS total
@@ -96,6 +98,7 @@ type ListReportsRow struct {
 	CreatedAt    time.Time
 	Category     string
 	Status       string
+	ResourceID   *string
 	Reporter     string
 	ReporterName string
 	Reported     string
@@ -118,6 +121,7 @@ func (q *Queries) ListReports(ctx context.Context, arg ListReportsParams) ([]Lis
 			&i.CreatedAt,
 			&i.Category,
 			&i.Status,
+			&i.ResourceID,
 			&i.Reporter,
 			&i.ReporterName,
 			&i.Reported,
@@ -159,7 +163,7 @@ func (q *Queries) LockReport(ctx context.Context, id string) (LockReportRow, err
 
 const reportByID = `-- name: ReportByID :one
 SELECT r.id, r.created_at, r.category, r.details, r.status,
-       r.resolved_at, r.resolved_by, r.resolution, r.action,
+       r.resolved_at, r.resolved_by, r.resolution, r.action, r.resource_id,
        r.reporter, fa.name AS reporter_name,
        (SELECT coalesce(array_agg(b.account ORDER BY b.bound_at), '{}')::text[]
         FROM agent_accounts b WHERE b.agent_id = r.reporter) AS reporter_accounts,
@@ -182,6 +186,7 @@ type ReportByIDRow struct {
 	ResolvedBy       *string
 	Resolution       *string
 	Action           *string
+	ResourceID       *string
 	Reporter         string
 	ReporterName     string
 	ReporterAccounts []string
@@ -204,6 +209,7 @@ func (q *Queries) ReportByID(ctx context.Context, id string) (ReportByIDRow, err
 		&i.ResolvedBy,
 		&i.Resolution,
 		&i.Action,
+		&i.ResourceID,
 		&i.Reporter,
 		&i.ReporterName,
 		&i.ReporterAccounts,
