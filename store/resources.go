@@ -42,6 +42,17 @@ func (s *Store) AddResource(ctx context.Context, actor pircan.Actor, r pircan.Ne
 	return out, err
 }
 
+// noViewer stands for "no agent" (an operator's view): no agent has the
+// nil UUID, so only public resources are readable to it.
+const noViewer = "00000000-0000-0000-0000-000000000000"
+
+func viewerID(agentID string) string {
+	if agentID == "" {
+		return noViewer
+	}
+	return agentID
+}
+
 // Resources implements pircan.ResourceStore. As FIND: the total is counted
 // first, up to one past pircan.MaxFindTotal, and it chooses the page query:
 // many matches are met at once walking the newest-first index; few are
@@ -53,7 +64,7 @@ func (s *Store) Resources(ctx context.Context, rq pircan.ResourceQuery) ([]pirca
 		return nil, 0, nil // no such publisher: nothing matches
 	}
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		p := db.ListResourcesParams{Viewer: rq.Viewer, Lim: int32(rq.Limit), Off: int32(rq.Offset)}
+		p := db.ListResourcesParams{Viewer: viewerID(rq.Viewer), Lim: int32(rq.Limit), Off: int32(rq.Offset)}
 		if rq.Q != "" {
 			p.Q = likePattern(rq.Q)
 		}
@@ -99,7 +110,7 @@ func (s *Store) Resource(ctx context.Context, viewer, id string) (pircan.Resourc
 		return out, pircan.ErrNotFound
 	}
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		r, err := q.ResourceByID(ctx, db.ResourceByIDParams{Viewer: viewer, ID: id})
+		r, err := q.ResourceByID(ctx, db.ResourceByIDParams{Viewer: viewerID(viewer), ID: id})
 		if err != nil {
 			return notFound(err)
 		}
