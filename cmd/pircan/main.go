@@ -186,6 +186,8 @@ func serverConfig(c config) (pircanbot.Config, error) {
 			SignInStartsHour:  e.int(c, "sign-in-starts-per-hour"),
 			PortalPerMinute:   e.int(c, "portal-per-minute"),
 			HTTPPerMinute:     e.int(c, "mcp-per-minute"),
+			ResourcesHour:     e.int(c, "resources-per-hour"),
+			ResourceBytes:     e.int(c, "resource-bytes"),
 			Window:            time.Minute,
 		},
 		IRC: transport.Config{
