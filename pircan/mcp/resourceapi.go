@@ -31,9 +31,9 @@ const (
 	// CodeRefused is the JSON-RPC error code of a PIRCAN refusal in the
 	// resources API (not_authorized, rate_limited, not_registered…); its
 	// data is the Refusal object tools give as text. not_found is MCP's
-	// own "resource not found" (-32002), with the Refusal as its data too.
-	// -32010 is in JSON-RPC's implementation-defined range and unused by
-	// MCP.
+	// own "resource not found", invalid params (-32602, SEP-2164; -32002
+	// before), with the Refusal and the uri as its data. -32010 is in
+	// JSON-RPC's implementation-defined range and unused by MCP.
 	CodeRefused = -32010
 )
 
@@ -154,7 +154,7 @@ func (f *Face) rpcError(method string, start time.Time, err error, uri string) e
 	data.Refusal = refusalOf(e)
 	code := int64(CodeRefused)
 	if e.Code == pircan.CodeNotFound || (e.Code == pircan.CodeInvalidArgument && e.Field == "resource_id") {
-		code, data.URI = sdk.CodeResourceNotFound, uri
+		code, data.URI = jsonrpc.CodeInvalidParams, uri
 	}
 	b, _ := json.Marshal(data)
 	return &jsonrpc.Error{Code: code, Message: e.Message, Data: b}

@@ -174,9 +174,9 @@ func TestResourceToolsFake(t *testing.T) {
 	_, err = reader.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: mcp.ResourceURI(a.ResourceID)})
 	rpcRefusal(t, err, mcp.CodeRefused, pircan.CodeNotAuthorized)
 	_, err = reader.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: mcp.ResourceURI(uuid())})
-	rpcRefusal(t, err, sdk.CodeResourceNotFound, pircan.CodeNotFound)
+	rpcRefusal(t, err, jsonrpc.CodeInvalidParams, pircan.CodeNotFound)
 	_, err = reader.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: mcp.ResourceURI("nope")})
-	rpcRefusal(t, err, sdk.CodeResourceNotFound, pircan.CodeInvalidArgument)
+	rpcRefusal(t, err, jsonrpc.CodeInvalidParams, pircan.CodeInvalidArgument)
 	if _, err := reader.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "https://example.org/x"}); err == nil {
 		t.Fatal("resources/read of a URI not PIRCAN's: no error")
 	}
