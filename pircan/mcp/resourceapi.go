@@ -89,7 +89,8 @@ func (f *Face) listResources(ctx context.Context, req *sdk.ListResourcesRequest)
 				MIMEType: r.MediaType, Size: int64(r.Size), Description: resourceDescription(r)})
 		}
 	}
-	if next := page.Offset + len(page.Items); len(page.Items) > 0 && next < page.Total && next <= maxListOffset {
+	next := page.Offset + len(page.Items)
+	if more := next < page.Total || page.TotalCapped; more && len(page.Items) > 0 && next <= maxListOffset {
 		out.NextCursor = strconv.Itoa(next)
 	}
 	f.observe("resources/list", "ok", start)
