@@ -12,12 +12,12 @@ import (
 	"github.com/creatimus/pircan/internal/mcpclient"
 )
 
-// mcpTools is every tool the MCP face offers today: tasks and resources
-// come with their operations.
+// mcpTools is every tool the MCP face offers today: tasks come with their
+// operations.
 var mcpTools = []string{"whoami", "register", "find_agents", "list_channels", "policy", "contact", "list_contacts",
 	"accept_contact", "decline_contact", "cancel_contact", "list_agreements", "revoke_agreement",
-	"send_direct_message", "read_inbox", "report_agent", "register_webhook", "list_webhooks", "delete_webhook",
-	"get_manifest"}
+	"send_direct_message", "read_inbox", "report_agent", "publish_resource", "list_resources", "read_resource",
+	"delete_resource", "register_webhook", "list_webhooks", "delete_webhook", "get_manifest"}
 
 // Refusals, tokens and webhook URLs over the TypeScript client, on a bot
 // whose webhooks may reach no internal host; then the calls' metrics.

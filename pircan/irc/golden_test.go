@@ -33,6 +33,7 @@ const (
 	goldenConvID  = "66666666-6666-4666-8666-666666666666"
 	goldenRepID   = "77777777-7777-4777-8777-777777777777"
 	goldenSessID  = "88888888-8888-4888-8888-888888888888"
+	goldenResID   = "99999999-9999-4999-8999-999999999999"
 )
 
 var goldenAt = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -153,6 +154,14 @@ func (goldenStore) ClearOwner(context.Context, pircan.Actor) (*pircan.Binding, e
 func (goldenStore) Report(context.Context, pircan.Actor, pircan.NewReport, pircan.Limits) (string, error) {
 	return goldenRepID, nil
 }
+func (goldenStore) Resources(context.Context, pircan.ResourceQuery) ([]pircan.Resource, int, error) {
+	return []pircan.Resource{
+		{ID: goldenResID, Title: "Chlorine exposure limits", Tags: []string{"chemistry", "safety"}, Access: pircan.AccessAgreement,
+			MediaType: "text/markdown", Size: 1834, By: goldenParty(), CreatedAt: goldenAt.Add(-time.Hour), Readable: true},
+		{ID: goldenReqID, Title: "Spill kit checklist", Tags: []string{}, Access: pircan.AccessPublic,
+			MediaType: pircan.DefaultMediaType, Size: 412, By: goldenParty(), CreatedAt: goldenAt.Add(-2 * time.Hour), Readable: true},
+	}, 2, nil
+}
 
 // goldenCase is one request; code is the error code its ERROR carries, ""
 // for a verb that succeeds.
@@ -187,6 +196,7 @@ var goldenCases = []goldenCase{
 	{"hazmat", `PIRCAN/1 OWNER {"account":"bob","id":"g22"}`, ""},
 	{"hazmat", `PIRCAN/1 LOGOUT {"id":"g23"}`, ""},
 	{"hazmat", `PIRCAN/1 REPORT {"agent_id":"` + goldenOtherID + `","category":"spam","details":"Floods #chem","id":"g24"}`, ""},
+	{"hazmat", `PIRCAN/1 RESOURCES {"tag":"chemistry","id":"g25"}`, ""},
 	// Errors.
 	{"hazmat", `PIRCAN/1 FROB {"id":"e01"}`, pircan.CodeUnknownVerb},
 	{"hazmat", `PIRCAN/1 TASKS {"id":"e02"}`, pircan.CodeUnknownVerb}, // planned, not answered yet

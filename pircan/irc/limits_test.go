@@ -57,9 +57,12 @@ func TestDefaultLimitsAreTheSpecs(t *testing.T) {
 	want := pircan.Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30,
 		ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40, ReportsHour: 5,
 		LoginsHour: 10, SignInStartsHour: 10,
-		HTTPPerMinute: 120, PortalPerMinute: 60} // DESIGN.md "Limits" (MCP); the portal's is PIRCAN's own
+		HTTPPerMinute: 120, PortalPerMinute: 60, // DESIGN.md "Limits" (MCP); the portal's is PIRCAN's own
+		// The resource library's are PIRCAN's own too (the spec sets none):
+		// publications per hour per agent, content bytes per agent in all.
+		ResourcesHour: 20, ResourceBytes: 2_000_000}
 	if pircan.DefaultLimits != want {
-		t.Errorf("DefaultLimits = %+v, want spec §4's %+v", pircan.DefaultLimits, want)
+		t.Errorf("DefaultLimits = %+v, want spec §4's (and PIRCAN's own) %+v", pircan.DefaultLimits, want)
 	}
 }
 

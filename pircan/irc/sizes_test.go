@@ -254,6 +254,8 @@ func sizesCases(t *testing.T, fill, id string) []sizesCase {
 		{"OWNER", "OWNER", req("OWNER", `"account":"`+strings.Repeat("o", 64)+`"`)},
 		{"OWNER", "OWNER", req("OWNER", `"clear":true`)},
 		{"REPORT", "REPORT", text("details", "REPORT", pircan.ArgNamed(pircan.ReportArgs{}, "details").Text, `"agent_id":"`+sizesOther+`"`, `"category":"impersonation"`)},
+		{"RESOURCES", "RESOURCE", text("q", "RESOURCES", pircan.ArgNamed(pircan.ListResourcesArgs{}, "q").Text,
+			`"tag":"`+strings.Repeat("t", pircan.MaxCapability)+`"`, `"by":"`+sizesOther+`"`, `"limit":10`, `"offset":10000`)},
 		// Errors whose words carry what the caller wrote.
 		{"ERROR", "ERROR", sizesLongest(t, func(n int) string { return req("V" + strings.Repeat("X", n)) })},
 		{"ERROR", "ERROR", sizesLongest(t, func(n int) string {

@@ -72,10 +72,11 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 		f.tools = append(f.tools, noopTool())
 	}
 	f.server = sdk.NewServer(&sdk.Implementation{Name: "pircan", Version: pircan.ProtocolVersion},
-		&sdk.ServerOptions{Instructions: instructions})
+		&sdk.ServerOptions{Instructions: instructions, Capabilities: capabilities})
 	for _, t := range f.tools {
 		f.server.AddTool(t.sdkTool(), f.dispatch(t))
 	}
+	f.addResourceAPI()
 	// Stateless: no Mcp-Session-Id, so any replica answers any request, and
 	// every request carries its token. The go-sdk's DNS-rebinding guard
 	// (403 for a public Host on a loopback listener) is off: it would
@@ -159,24 +160,13 @@ func (f *Face) dispatch(t tool) sdk.ToolHandler {
 		} else {
 			res = result(out)
 		}
-		f.metrics.calls.WithLabelValues(t.name, code).Inc()
-		f.metrics.seconds.WithLabelValues(t.name).Observe(time.Since(start).Seconds())
+		f.observe(t.name, code, start)
 		return res, nil
 	}
 }
 
 func (f *Face) call(ctx context.Context, t tool, req *sdk.CallToolRequest) (any, error) {
-	account := ""
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		account = req.Extra.TokenInfo.UserID
-	}
-	if account == "" { // the bearer middleware lets nothing else through
-		return nil, pircan.Errorf(pircan.CodeNotIdentified, "Send a bearer token: Authorization: Bearer <token>.")
-	}
-	if err := f.core.Admit(ctx, pircan.Caller{Account: account, Face: pircan.FaceMCP}); err != nil {
-		return nil, err
-	}
-	c, err := f.core.Caller(ctx, pircan.FaceMCP, account, "")
+	c, err := f.caller(ctx, req.Extra)
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +177,22 @@ func (f *Face) call(ctx context.Context, t tool, req *sdk.CallToolRequest) (any,
 		}
 	}
 	return t.call(ctx, f, c, obj)
+}
+
+// caller is the caller of one request (a tool call, resources/list or
+// resources/read): the token's account, within its per-minute limit.
+func (f *Face) caller(ctx context.Context, extra *sdk.RequestExtra) (pircan.Caller, error) {
+	account := ""
+	if extra != nil && extra.TokenInfo != nil {
+		account = extra.TokenInfo.UserID
+	}
+	if account == "" { // the bearer middleware lets nothing else through
+		return pircan.Caller{}, pircan.Errorf(pircan.CodeNotIdentified, "Send a bearer token: Authorization: Bearer <token>.")
+	}
+	if err := f.core.Admit(ctx, pircan.Caller{Account: account, Face: pircan.FaceMCP}); err != nil {
+		return pircan.Caller{}, err
+	}
+	return f.core.Caller(ctx, pircan.FaceMCP, account, "")
 }
 
 // result carries out as structuredContent and, for clients that read only
@@ -209,12 +215,22 @@ type Refusal struct {
 }
 
 func refusal(e *pircan.Error) *sdk.CallToolResult {
+	b, _ := json.Marshal(refusalOf(e))
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
+}
+
+func refusalOf(e *pircan.Error) Refusal {
 	r := Refusal{Code: e.Code, Message: e.Message, Field: e.Field, Ref: e.Ref}
 	if e.RetryAfter > 0 {
 		r.RetryAfter = int((e.RetryAfter + time.Second - 1) / time.Second) // whole seconds, rounded up
 	}
-	b, _ := json.Marshal(r)
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
+	return r
+}
+
+// observe counts one answer of a tool (or of resources/list, resources/read).
+func (f *Face) observe(name, code string, start time.Time) {
+	f.metrics.calls.WithLabelValues(name, code).Inc()
+	f.metrics.seconds.WithLabelValues(name).Observe(time.Since(start).Seconds())
 }
 
 type metrics struct {
@@ -226,11 +242,11 @@ func newMetrics(reg prometheus.Registerer) metrics {
 	m := metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pircan_mcp_calls_total",
-			Help: `MCP tool calls by tool and result code ("ok", or the spec's error code of the refusal).`,
+			Help: `MCP tool calls by tool and result code ("ok", or the spec's error code of the refusal); resources/list and resources/read count under their method's name.`,
 		}, []string{"tool", "code"}),
 		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "pircan_mcp_call_seconds",
-			Help:    "Time to answer one MCP tool call, from the token's account to the result (authentication not included).",
+			Help:    "Time to answer one MCP tool call (or resources/list, resources/read), from the token's account to the result (authentication not included).",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"tool"}),
 	}

@@ -16,11 +16,12 @@ import (
 )
 
 // tools are the tools the face offers, in the manifest's order (tools/list
-// sorts them by name). Tasks and resources come with their operations.
+// sorts them by name). Tasks come with their operations.
 var tools = []string{"whoami", "register", "find_agents", "list_channels", "policy", "contact",
 	"list_contacts", "accept_contact", "decline_contact", "cancel_contact", "list_agreements",
-	"revoke_agreement", "send_direct_message", "read_inbox", "report_agent", "register_webhook",
-	"list_webhooks", "delete_webhook", "get_manifest"}
+	"revoke_agreement", "send_direct_message", "read_inbox", "report_agent", "publish_resource",
+	"list_resources", "read_resource", "delete_resource", "register_webhook", "list_webhooks",
+	"delete_webhook", "get_manifest"}
 
 const listTools = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 
@@ -308,7 +309,9 @@ func TestManifestAgrees(t *testing.T) {
 	if string(a) != string(b) {
 		t.Fatalf("get_manifest %s\nGET manifest %s", a, b)
 	}
-	if viaHTTP.Limits["http_requests_per_minute"] != 77 || viaHTTP.Limits["message_text_bytes"] != pircan.MaxStoredText {
+	if viaHTTP.Limits["http_requests_per_minute"] != 77 || viaHTTP.Limits["message_text_bytes"] != pircan.MaxStoredText ||
+		viaHTTP.Limits["resources_per_hour"] != l.ResourcesHour || viaHTTP.Limits["resource_bytes_per_agent"] != l.ResourceBytes ||
+		viaHTTP.Limits["resource_content_bytes"] != pircan.MaxResourceBytes {
 		t.Fatalf("limits %v: want the configured ones", viaHTTP.Limits)
 	}
 	if viaHTTP.Protocol != pircan.ProtocolVersion || viaHTTP.Endpoints != (mcp.Endpoints{MCP: "/mcp", Manifest: "/api/v1/manifest", Portal: "/owner"}) {

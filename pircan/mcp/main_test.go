@@ -81,7 +81,13 @@ func newEnv(t *testing.T, l pircan.Limits) *env {
 // Registerer is the env's).
 func newEnvWith(t testing.TB, l pircan.Limits, cfg mcp.Config) *env {
 	t.Helper()
-	core := pircan.NewService(shared, pircan.Config{Limits: l}, zerolog.Nop())
+	return newEnvOver(t, shared, l, cfg)
+}
+
+// newEnvOver is newEnvWith over a store of its own (a fake over shared).
+func newEnvOver(t testing.TB, st pircan.Store, l pircan.Limits, cfg mcp.Config) *env {
+	t.Helper()
+	core := pircan.NewService(st, pircan.Config{Limits: l}, zerolog.Nop())
 	t.Cleanup(core.WaitReads)
 	reg := prometheus.NewRegistry()
 	cfg.Registerer = reg

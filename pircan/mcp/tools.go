@@ -51,8 +51,7 @@ func bare[R any](do func(*pircan.Service, context.Context, pircan.Caller) (R, er
 }
 
 // toolTable is every tool the face offers, in the order the manifest lists
-// them (tools/list sorts by name). Tasks and resources come with their
-// operations.
+// them (tools/list sorts by name). Tasks come with their operations.
 func toolTable() []tool {
 	return []tool{
 		op("whoami", "Your agent's directory entry.", bare((*pircan.Service).WhoAmI), renderWhoAmI),
@@ -70,6 +69,10 @@ func toolTable() []tool {
 		op("send_direct_message", fmt.Sprintf("Message an agent you have an agreement with (message scope); text up to %d bytes of UTF-8.", pircan.MaxStoredText), (*pircan.Service).Send, renderSend),
 		op("read_inbox", "Your oldest unread messages, each whole; they are marked read.", (*pircan.Service).Inbox, renderInbox),
 		op("report_agent", "Report an agent to the operators.", (*pircan.Service).Report, renderReport),
+		op("publish_resource", fmt.Sprintf("Publish a document to the resource library (content up to %d bytes of UTF-8; media_type defaults to %s): access public for every agent, or agreement for agents you accepted with the resource:read scope.", pircan.MaxResourceBytes, pircan.DefaultMediaType), (*pircan.Service).PublishResource, renderPublished),
+		op("list_resources", "Search the resource library by title text, exact tag or publisher; readable says whether you may read each.", (*pircan.Service).Resources, renderResources),
+		op("read_resource", "A resource with its content: public ones for anyone, agreement ones under an agreement granting you resource:read from the publisher (ask with contact). Also resources/read of "+resourceURIPrefix+"<resource_id>.", (*pircan.Service).ReadResource, renderResourceRead),
+		op("delete_resource", "Delete one of your resources.", (*pircan.Service).DeleteResource, renderResourceDeleted),
 		op("register_webhook", "POST content-free notifications to an https URL; the signing secret is shown once.", (*pircan.Service).RegisterWebhook, renderWebhookCreated),
 		op("list_webhooks", "Your webhooks and how their deliveries go.", bare((*pircan.Service).Webhooks), renderWebhooks),
 		op("delete_webhook", "Remove one of your webhooks.", (*pircan.Service).DeleteWebhook, renderWebhookDeleted),
