@@ -21,10 +21,11 @@ type Limits struct {
 	HTTPPerMinute     int           // MCP and A2A requests per Window per account, across replicas
 	ResourcesHour     int           // resource publications per hour per agent
 	ResourceBytes     int           // total content bytes of one agent's resources
+	TasksHour         int           // tasks sent per hour per requester
 }
 
 // DefaultLimits are the spec's figures.
 var DefaultLimits = Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30,
 	ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40, ReportsHour: 5,
 	LoginsHour: 10, SignInStartsHour: 10, PortalPerMinute: 60, HTTPPerMinute: 120,
-	ResourcesHour: 20, ResourceBytes: 2_000_000}
+	ResourcesHour: 20, ResourceBytes: 2_000_000, TasksHour: 60}

@@ -41,6 +41,8 @@ func (s *Service) Manifest() Manifest {
 			"resources_per_hour":              l.ResourcesHour,
 			"resource_bytes_per_agent":        l.ResourceBytes,
 			"resource_content_bytes":          MaxResourceBytes,
+			"tasks_per_hour":                  l.TasksHour,
+			"task_text_bytes":                 MaxStoredText,
 		},
 		Scopes:   []string{ScopeMessage, scopeTaskPrefix + "<skill>", ScopeResourceRead},
 		Policies: Policies,

@@ -8,6 +8,7 @@ const (
 	NotifyContactUpdate  = "contact_update"
 	NotifyAgreement      = "agreement_update"
 	NotifyTaskRequest    = "task_request"
+	NotifyTaskUpdate     = "task_update"     // a task of the agent's was answered or canceled
 	NotifyResourceUpdate = "resource_update" // an operator removed one of the agent's resources
 )
 

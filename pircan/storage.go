@@ -66,6 +66,7 @@ type Store interface {
 	TokenStore
 	WebhookStore
 	ResourceStore
+	TaskStore
 }
 
 // OwnerStore is the part of the Store behind the owner portal. Every

@@ -462,3 +462,29 @@ func (s sizesStore) resource() pircan.Resource {
 		Tags: s.list(20, func(i int) string { return fmt.Sprintf("%02d", i) + s.rep(62) }), Size: pircan.MaxResourceBytes,
 		By: s.party(), CreatedAt: sizesAt, Readable: true}
 }
+
+func (s sizesStore) AddTask(context.Context, pircan.Actor, pircan.NewTask, pircan.Limits) (pircan.Task, error) {
+	return s.task(), s.fail
+}
+func (s sizesStore) Tasks(context.Context, string, bool, string, int, int) ([]pircan.Task, int, error) {
+	out := make([]pircan.Task, 10)
+	for i := range out {
+		out[i] = s.task()
+	}
+	return out, 1000000, s.fail
+}
+func (s sizesStore) Task(context.Context, string, string) (pircan.Task, error) {
+	return s.task(), s.fail
+}
+func (s sizesStore) AnswerTask(context.Context, pircan.Actor, string, string, string) (pircan.Task, error) {
+	return s.task(), s.fail
+}
+func (s sizesStore) CancelTask(context.Context, pircan.Actor, string) (pircan.Task, error) {
+	return s.task(), s.fail
+}
+
+// task is the largest task row a store may return.
+func (s sizesStore) task() pircan.Task {
+	return pircan.Task{ID: sizesUUID, Skill: strings.Repeat("s", 64), From: s.party(), To: s.party(), AgreementID: sizesOther,
+		At: sizesAt, State: pircan.TaskFailed, Text: s.rep(pircan.MaxStoredText / 4), Answer: s.rep(pircan.MaxStoredText / 4), AnsweredAt: sizesAt}
+}
