@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/creatimus/pircan/internal/nodeclient"
 	"os"
 	"os/exec"
 	"testing"
@@ -77,7 +78,7 @@ func Run(t testing.TB, cardURL, token string, steps ...Step) []Outcome {
 	if err != nil {
 		t.Skip("a2aclient: node is not installed (dev/test installs it): the A2A JavaScript SDK client cannot run")
 	}
-	dir := clientDir(t)
+	dir := nodeclient.Dir(t, "testdata/a2aclient")
 	plan, err := json.Marshal(steps)
 	if err != nil {
 		t.Fatalf("a2aclient: plan: %v", err)

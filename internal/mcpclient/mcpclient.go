@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/creatimus/pircan/internal/nodeclient"
 	"os"
 	"os/exec"
 	"testing"
@@ -57,7 +58,7 @@ func Run(t testing.TB, url, token string, steps ...Step) []Outcome {
 	if err != nil {
 		t.Skip("mcpclient: node is not installed (dev/test installs it): the TypeScript SDK client cannot run")
 	}
-	dir := clientDir(t)
+	dir := nodeclient.Dir(t, "testdata/mcpclient")
 	plan, err := json.Marshal(steps)
 	if err != nil {
 		t.Fatalf("mcpclient: plan: %v", err)

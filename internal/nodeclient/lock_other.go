@@ -1,6 +1,6 @@
 //go:build !unix
 
-package a2aclient
+package nodeclient
 
 // lockFile does not lock where flock is missing: sync.Once still keeps one
 // test binary from installing twice.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcpclient
+package nodeclient
 
 import (
 	"os"
