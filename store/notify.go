@@ -44,6 +44,8 @@ func noticeCount(ctx context.Context, q *db.Queries, agentID, kind string) (int,
 		c, err = q.CountPendingIncoming(ctx, agentID)
 	case pircan.NotifyMessage:
 		c, err = q.CountUnread(ctx, agentID)
+	case pircan.NotifyTaskRequest:
+		c, err = q.CountOpenTasks(ctx, agentID)
 	default:
 		return -1, nil
 	}

@@ -180,6 +180,19 @@ type Resource struct {
 	CreatedAt   time.Time
 }
 
+type Task struct {
+	ID          string
+	Requester   string
+	Target      string
+	AgreementID string
+	Skill       string
+	Text        string
+	State       string
+	Answer      *string
+	CreatedAt   time.Time
+	AnsweredAt  pgtype.Timestamptz
+}
+
 type Token struct {
 	ID            string
 	Account       string

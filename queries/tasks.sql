@@ -1,0 +1,60 @@
+-- Tasks (DESIGN.md "Tasks"). A new task locks the requester's row first
+-- (LockAgent, handshake.sql), so its hourly count cannot be beaten by racing
+-- tasks; an answer or a cancel locks the task's row, so of two racing ones
+-- exactly one finds it open.
+
+-- name: CountTasksLastHour :one
+SELECT count(*) FROM tasks WHERE requester = @requester AND created_at > now() - interval '1 hour';
+
+-- name: TaskAgreements :many
+-- The active agreements (not revoked, not expired) that the requester asked
+-- for and the target accepted: only these grant the requester task scopes.
+-- FOR SHARE: a racing revoke waits for the task to commit, or the task sees
+-- the agreement revoked.
+SELECT id, scopes FROM agreements
+WHERE requester = @requester AND target = @target
+  AND revoked_at IS NULL AND expires_at > now()
+ORDER BY expires_at DESC, id
+FOR SHARE;
+
+-- name: InsertTask :one
+INSERT INTO tasks (requester, target, agreement_id, skill, text)
+VALUES (@requester, @target, @agreement_id, @skill, @text)
+RETURNING id;
+
+-- name: TaskOf :one
+-- One task of which the agent is a party, with both parties' names.
+SELECT t.id, t.requester, r.name AS requester_name, t.target, g.name AS target_name, t.agreement_id,
+       t.skill, t.text, t.state, t.answer, t.created_at, t.answered_at
+FROM tasks t
+JOIN agents r ON r.id = t.requester
+JOIN agents g ON g.id = t.target
+WHERE t.id = @id AND (t.requester = @agent OR t.target = @agent);
+
+-- name: LockTask :one
+SELECT id, requester, target, state FROM tasks WHERE id = @id FOR UPDATE;
+
+-- name: AnswerTask :exec
+UPDATE tasks SET state = @state, answer = @answer, answered_at = now() WHERE id = @id;
+
+-- name: CancelTask :exec
+UPDATE tasks SET state = 'canceled', answered_at = now() WHERE id = @id;
+
+-- name: ListTasks :many
+-- The agent's incoming (as target) or outgoing tasks, open ones first, then
+-- newest first, with the total. A page is at most 10 rows; the open
+-- incoming ones (list_tasks' default) come from tasks_target_open.
+SELECT t.id, t.requester, r.name AS requester_name, t.target, g.name AS target_name, t.agreement_id,
+       t.skill, t.text, t.state, t.answer, t.created_at, t.answered_at,
+       count(*) OVER () AS total
+FROM tasks t
+JOIN agents r ON r.id = t.requester
+JOIN agents g ON g.id = t.target
+WHERE (CASE WHEN @incoming::boolean THEN t.target ELSE t.requester END) = @agent
+  AND (@status::text = 'any' OR t.state = @status::text)
+ORDER BY t.state <> 'open', t.created_at DESC, t.id
+LIMIT @lim OFFSET @off;
+
+-- name: CountOpenTasks :one
+-- NOTIFY task_request's count: the target's open tasks.
+SELECT count(*) FROM tasks WHERE target = @target AND state = 'open';

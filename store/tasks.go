@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"slices"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store/db"
+)
+
+// AddTask implements pircan.TaskStore: the hourly limit is counted with the
+// requester's row locked (racing tasks from several faces of one agent
+// cannot beat it), and the granting agreement is share-locked until the task
+// references it, so a racing revoke either waits or is seen.
+func (s *Store) AddTask(ctx context.Context, actor pircan.Actor, t pircan.NewTask, l pircan.Limits) (pircan.Task, error) {
+	var out pircan.Task
+	me := actor.AgentID
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		if t.To == me {
+			return pircan.ErrSelfContact
+		}
+		if !pircan.ValidID(t.To) {
+			return pircan.ErrUnknownAgent
+		}
+		if ok, err := q.AgentExists(ctx, t.To); err != nil || !ok {
+			return orErr(err, pircan.ErrUnknownAgent)
+		}
+		if err := q.LockAgent(ctx, me); err != nil {
+			return err
+		}
+		if n, err := q.CountTasksLastHour(ctx, me); err != nil || n >= int64(l.TasksHour) {
+			return orErr(err, pircan.ErrRateLimited)
+		}
+		active, err := q.TaskAgreements(ctx, db.TaskAgreementsParams{Requester: me, Target: t.To})
+		if err != nil {
+			return err
+		}
+		agreement, skill, err := grantingAgreement(active, t.Skill)
+		if err != nil {
+			return err
+		}
+		id, err := q.InsertTask(ctx, db.InsertTaskParams{Requester: me, Target: t.To, AgreementID: agreement,
+			Skill: skill, Text: t.Text})
+		if err != nil {
+			return err
+		}
+		if err := audit(ctx, q, actor, "task.sent", id, map[string]any{"to": t.To, "agreement": agreement,
+			"skill": skill, "size": len(t.Text)}); err != nil {
+			return err
+		}
+		if err := notify(ctx, q, t.To, pircan.NotifyTaskRequest); err != nil {
+			return err
+		}
+		out, err = taskOf(ctx, q, me, id)
+		return err
+	})
+	return out, err
+}
+
+// grantingAgreement picks, among the active agreements the requester asked
+// for (newest expiry first), the one granting task:<skill>. Without a skill,
+// the skill is the only one they grant: none is ErrNotAuthorized, several
+// ErrInvalidGrant (the caller must name one).
+func grantingAgreement(active []db.TaskAgreementsRow, skill string) (id, granted string, err error) {
+	if skill == "" {
+		var skills []string
+		for _, g := range active {
+			for _, s := range pircan.GrantedSkills(g.Scopes) {
+				if !slices.Contains(skills, s) {
+					skills = append(skills, s)
+				}
+			}
+		}
+		switch len(skills) {
+		case 0:
+			return "", "", pircan.ErrNotAuthorized
+		case 1:
+			skill = skills[0]
+		default:
+			return "", "", pircan.ErrInvalidGrant
+		}
+	}
+	for _, g := range active {
+		if slices.Contains(pircan.GrantedSkills(g.Scopes), skill) {
+			return g.ID, skill, nil
+		}
+	}
+	return "", "", pircan.ErrNotAuthorized
+}
+
+// Tasks implements pircan.TaskStore.
+func (s *Store) Tasks(ctx context.Context, agentID string, incoming bool, status string, limit, offset int) ([]pircan.Task, int, error) {
+	var out []pircan.Task
+	total := 0
+	if status == "" {
+		status = "any"
+	}
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		p := db.ListTasksParams{Incoming: incoming, Agent: agentID, Status: status, Lim: int32(limit), Off: int32(offset)}
+		rows, err := q.ListTasks(ctx, p)
+		for _, r := range rows {
+			out = append(out, task(db.TaskOfRow{ID: r.ID, Requester: r.Requester, RequesterName: r.RequesterName,
+				Target: r.Target, TargetName: r.TargetName, AgreementID: r.AgreementID, Skill: r.Skill, Text: r.Text,
+				State: r.State, Answer: r.Answer, CreatedAt: r.CreatedAt, AnsweredAt: r.AnsweredAt}))
+			total = int(r.Total)
+		}
+		if err == nil && len(rows) == 0 && offset > 0 { // past the end: the total still
+			p.Off, p.Lim = 0, 1
+			if rows, err = q.ListTasks(ctx, p); err == nil && len(rows) > 0 {
+				total = int(rows[0].Total)
+			}
+		}
+		return err
+	})
+	return out, total, err
+}
+
+// Task implements pircan.TaskStore.
+func (s *Store) Task(ctx context.Context, agentID, id string) (pircan.Task, error) {
+	var out pircan.Task
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		var err error
+		out, err = taskOf(ctx, q, agentID, id)
+		return err
+	})
+	return out, err
+}
+
+// AnswerTask implements pircan.TaskStore. The agreement is not consulted: a
+// task filed under it stays answerable after a revoke or expiry, as it
+// stays cancellable (the work may already be done).
+func (s *Store) AnswerTask(ctx context.Context, actor pircan.Actor, id, outcome, text string) (pircan.Task, error) {
+	return s.closeTask(ctx, actor, id, true, func(ctx context.Context, q *db.Queries) error {
+		if err := q.AnswerTask(ctx, db.AnswerTaskParams{ID: id, State: outcome, Answer: &text}); err != nil {
+			return err
+		}
+		return audit(ctx, q, actor, "task.answered", id, map[string]any{"outcome": outcome, "size": len(text)})
+	})
+}
+
+// CancelTask implements pircan.TaskStore.
+func (s *Store) CancelTask(ctx context.Context, actor pircan.Actor, id string) (pircan.Task, error) {
+	return s.closeTask(ctx, actor, id, false, func(ctx context.Context, q *db.Queries) error {
+		if err := q.CancelTask(ctx, id); err != nil {
+			return err
+		}
+		return audit(ctx, q, actor, "task.canceled", id, nil)
+	})
+}
+
+// closeTask takes an open task out of open with its row locked, so of two
+// racing answers or cancels exactly one finds it open. Only the target
+// answers (byTarget) and only the requester cancels: to anyone else the task
+// is not found, whatever its state. change writes the change and its audit
+// row; the other party is told (task_update).
+func (s *Store) closeTask(ctx context.Context, actor pircan.Actor, id string, byTarget bool,
+	change func(context.Context, *db.Queries) error) (pircan.Task, error) {
+	var out pircan.Task
+	if !pircan.ValidID(id) {
+		return out, pircan.ErrNotFound
+	}
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		t, err := q.LockTask(ctx, id)
+		if err != nil {
+			return notFound(err)
+		}
+		party, other := t.Requester, t.Target
+		if byTarget {
+			party, other = t.Target, t.Requester
+		}
+		if party != actor.AgentID {
+			return pircan.ErrNotFound
+		}
+		if t.State != pircan.TaskOpen {
+			return pircan.ErrNotPending
+		}
+		if err := change(ctx, q); err != nil {
+			return err
+		}
+		if err := notify(ctx, q, other, pircan.NotifyTaskUpdate); err != nil {
+			return err
+		}
+		out, err = taskOf(ctx, q, actor.AgentID, id)
+		return err
+	})
+	return out, err
+}
+
+func taskOf(ctx context.Context, q *db.Queries, agentID, id string) (pircan.Task, error) {
+	if !pircan.ValidID(id) {
+		return pircan.Task{}, pircan.ErrNotFound
+	}
+	r, err := q.TaskOf(ctx, db.TaskOfParams{ID: id, Agent: agentID})
+	if err != nil {
+		return pircan.Task{}, notFound(err)
+	}
+	return task(r), nil
+}
+
+func task(r db.TaskOfRow) pircan.Task {
+	t := pircan.Task{ID: r.ID, Skill: r.Skill, From: pircan.PartyRef{AgentID: r.Requester, Name: r.RequesterName},
+		To: pircan.PartyRef{AgentID: r.Target, Name: r.TargetName}, AgreementID: r.AgreementID, At: r.CreatedAt,
+		State: r.State, Text: r.Text}
+	if r.Answer != nil {
+		t.Answer = *r.Answer
+	}
+	if r.AnsweredAt.Valid {
+		t.AnsweredAt = r.AnsweredAt.Time
+	}
+	return t
+}
