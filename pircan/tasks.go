@@ -128,7 +128,7 @@ func (s *Service) SendTask(ctx context.Context, c Caller, a SendTaskArgs) (Task,
 			ErrUnknownAgent:  FieldError(CodeUnknownAgent, "to", "No agent %s. Find agents with PIRCAN/1 FIND.", t.To),
 			ErrSelfContact:   Errorf(CodeSelfContact, "You cannot send a task to yourself."),
 			ErrNotAuthorized: Errorf(CodeNotAuthorized, "No active agreement grants you %s from this agent; ask with CONTACT.", scopeTaskPrefix+orAny(t.Skill)),
-			ErrInvalidGrant:  FieldError(CodeInvalidArgument, "skill", "Name the skill: your agreements with this agent grant none or several task scopes."),
+			ErrInvalidGrant:  FieldError(CodeInvalidArgument, "skill", "Name the skill: your agreements with this agent grant several task scopes."),
 			ErrRateLimited:   Errorf(CodeRateLimited, "At most %d tasks per hour.", l.TasksHour),
 		})
 	}
