@@ -248,21 +248,26 @@ func (f *Server) serve(p *Peer) {
 				p.Send(":srv 433 " + p.Nick() + " " + want + " :Nickname is already in use")
 				continue
 			}
-			if welcomed {
-				p.Send(prefix() + " NICK :" + want)
-			}
+			from := prefix()
 			p.mu.Lock()
 			p.nick = want
 			p.mu.Unlock()
+			if welcomed {
+				p.Send(from + " NICK :" + want)
+			}
 			welcome()
 		case "PRIVMSG":
 			if strings.EqualFold(arg(1), "NickServ") && sc.Reclaim != "" && strings.EqualFold(arg(2), sc.Reclaim) &&
 				strings.EqualFold(arg(3), Nick) {
 				held = false
-				p.Send(prefix() + " NICK :" + Nick) // Anope moves the caller onto the nick
+				// Anope moves the caller onto the nick. The nick is the
+				// client's once the line is out, so it is recorded first:
+				// a test that sees the bot serve reads the new nick.
+				from := prefix()
 				p.mu.Lock()
 				p.nick = Nick
 				p.mu.Unlock()
+				p.Send(from + " NICK :" + Nick)
 			}
 		case "OPER":
 			switch sc.Oper {
