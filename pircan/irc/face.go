@@ -137,9 +137,6 @@ func (f *Face) Handle(ctx context.Context, sender Sender, text string) ([]Reply,
 
 func (f *Face) run(ctx context.Context, sender Sender, req *Request, v verb, known bool) ([]Reply, error) {
 	if !known {
-		if _, planned := plannedVerbs[req.Verb]; planned {
-			return nil, plannedError(req.Verb)
-		}
 		return nil, pircan.Errorf(pircan.CodeUnknownVerb, "Unknown verb %s. Send PIRCAN/1 HELP.", req.Verb)
 	}
 	if v.needs == needNothing { // HELP, ECHO: no operation, so no store

@@ -34,6 +34,7 @@ const (
 	goldenRepID   = "77777777-7777-4777-8777-777777777777"
 	goldenSessID  = "88888888-8888-4888-8888-888888888888"
 	goldenResID   = "99999999-9999-4999-8999-999999999999"
+	goldenTaskID  = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
 )
 
 var goldenAt = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -163,6 +164,25 @@ func (goldenStore) Resources(context.Context, pircan.ResourceQuery) ([]pircan.Re
 	}, 2, nil
 }
 
+// goldenTaskText is longer than IRC's 200 characters, and multi-byte: its
+// TASK line continues in TASK-MORE lines, the last one truncated.
+const goldenTaskText = "Assess the chlorine release at the Östra depot: wind 4 m/s NNE, 3 ppm at the gate, rising ☣. " +
+	"Give the evacuation radius, the shelter-in-place zone and the exposure limits for the next hour (metres, ppm) " +
+	"with your confidence. Schüler-Straße is closed: use the north road."
+
+func (goldenStore) Tasks(context.Context, string, bool, string, int, int) ([]pircan.Task, int, error) {
+	return []pircan.Task{
+		{ID: goldenTaskID, Skill: "chemistry", From: goldenParty(), AgreementID: goldenAgrID, At: goldenAt.Add(-2 * time.Minute),
+			State: pircan.TaskOpen, Text: goldenTaskText},
+		{ID: goldenReqID, Skill: "chemistry", From: goldenParty(), AgreementID: goldenAgrID, At: goldenAt.Add(-time.Hour),
+			State: pircan.TaskOpen, Text: "Exposure limit for ammonia?"},
+	}, 2, nil
+}
+func (goldenStore) AnswerTask(_ context.Context, _ pircan.Actor, id, outcome, text string) (pircan.Task, error) {
+	return pircan.Task{ID: id, Skill: "chemistry", From: goldenParty(), AgreementID: goldenAgrID, At: goldenAt.Add(-2 * time.Minute),
+		State: outcome, Text: goldenTaskText, Answer: text, AnsweredAt: goldenAt}, nil
+}
+
 // goldenCase is one request; code is the error code its ERROR carries, ""
 // for a verb that succeeds.
 type goldenCase struct {
@@ -197,9 +217,11 @@ var goldenCases = []goldenCase{
 	{"hazmat", `PIRCAN/1 LOGOUT {"id":"g23"}`, ""},
 	{"hazmat", `PIRCAN/1 REPORT {"agent_id":"` + goldenOtherID + `","category":"spam","details":"Floods #chem","id":"g24"}`, ""},
 	{"hazmat", `PIRCAN/1 RESOURCES {"tag":"chemistry","id":"g25"}`, ""},
+	{"hazmat", `PIRCAN/1 TASKS {"limit":2,"id":"g26"}`, ""},
+	{"hazmat", `PIRCAN/1 COMPLETE {"task_id":"` + goldenTaskID + `","outcome":"completed","text":"Evacuate 300 m downwind; shelter in place to 1 km.","id":"g27"}`, ""},
 	// Errors.
 	{"hazmat", `PIRCAN/1 FROB {"id":"e01"}`, pircan.CodeUnknownVerb},
-	{"hazmat", `PIRCAN/1 TASKS {"id":"e02"}`, pircan.CodeUnknownVerb}, // planned, not answered yet
+	{"hazmat", `PIRCAN/1 COMPLETE {"task_id":"` + goldenTaskID + `","outcome":"done","text":"x","id":"e02"}`, pircan.CodeInvalidArgument},
 	{"hazmat", `PIRCAN/1 FIND {"q":`, pircan.CodeInvalidJSON},
 	{"hazmat", `PIRCAN/1 FIND {"limit":1000,"id":"e04"}`, pircan.CodeInvalidArgument},
 	{"hazmat", `PIRCAN/1 HELLO {"name":"Alice\u202eecilA","id":"e05"}`, pircan.CodeInvalidArgument},

@@ -11,26 +11,8 @@ import (
 
 const syntax = Prefix + " <VERB> [{json}]"
 
-// plannedVerbs are spec §3b verbs PIRCAN does not answer yet (DESIGN.md
-// "Phase 2"); HELP lists them and a request for one says so.
-var plannedVerbs = map[string]string{
-	"TASKS":    "A2A tasks sent to you (phase 2).",
-	"COMPLETE": "Answer a task (phase 2).",
-}
-
-// plannedError is the unknown_verb refusal of a planned verb.
-func plannedError(name string) *pircan.Error {
-	return pircan.Errorf(pircan.CodeUnknownVerb, "%s is planned and not available yet. Send PIRCAN/1 HELP.", name)
-}
-
-func plannedNames() []string {
-	names := make([]string, 0, len(plannedVerbs))
-	for n := range plannedVerbs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+// helpDocs is HELP's pointer to the per-verb help.
+const helpDocs = `HELP {"verb":"X"} for one verb's fields.`
 
 func verbNames(verbs map[string]verb) []string {
 	names := make([]string, 0, len(verbs))
@@ -59,14 +41,11 @@ func help(_ context.Context, c *call) ([]Reply, error) {
 		return one("HELP", Object{
 			{"verbs", TextList(verbNames(c.face.verbs))},
 			{"syntax", syntax},
-			{"docs", Text(`HELP {"verb":"X"} for one verb. Planned: ` + strings.Join(plannedNames(), ", ") + ".")},
+			{"docs", Text(helpDocs)},
 		}), nil
 	}
 	name := strings.ToUpper(*a.Verb)
 	v, ok := c.face.verbs[name]
-	if s, planned := plannedVerbs[name]; planned && !ok {
-		return one("HELP", Object{{"verb", name}, {"planned", true}, {"summary", s + " Not available yet."}}), nil
-	}
 	if !ok {
 		return nil, pircan.FieldError(pircan.CodeInvalidArgument, "verb", "No verb %q. Send PIRCAN/1 HELP.", *a.Verb)
 	}
@@ -84,6 +63,5 @@ func plainHelp(verbs map[string]verb) []Reply {
 		}
 		out = append(out, Reply{Plain: line})
 	}
-	out = append(out, Reply{Plain: "Planned, not available yet: " + strings.Join(plannedNames(), ", ") + "."})
 	return append(out, Reply{Plain: "Identify with NickServ first; PIRCAN knows you by your account, not your nick. Replies are NOTICEs; never auto-reply to them."})
 }

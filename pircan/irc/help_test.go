@@ -9,9 +9,10 @@ import (
 	"github.com/creatimus/pircan/pircan"
 )
 
-// Planned spec verbs (§3b TASKS, COMPLETE) say so, in HELP and
-// in their unknown_verb refusal; none of this needs a store.
-func TestPlannedVerbs(t *testing.T) {
+// Every spec verb is answered now: none is planned, HELP lists them all
+// and says nothing of plans, and an unknown verb is still unknown_verb;
+// none of this needs a store.
+func TestNoVerbIsPlanned(t *testing.T) {
 	st := &noStore{}
 	svc := newTestFace(st, Config{Limits: pircan.DefaultLimits})
 	defer func() {
@@ -31,31 +32,35 @@ func TestPlannedVerbs(t *testing.T) {
 		}
 		return s
 	}
-	for _, v := range []string{"TASKS", "COMPLETE"} {
-		got := ask("PIRCAN/1 " + v + ` {"limit":5}`)
-		if !strings.Contains(got, `"code":"unknown_verb"`) || !strings.Contains(got, v+" is planned and not available yet.") {
-			t.Errorf("%s: %s", v, got)
-		}
-		if got := ask(`PIRCAN/1 HELP {"verb":"` + strings.ToLower(v) + `"}`); !strings.Contains(got, `"planned":true`) {
+	for _, v := range []string{"TASKS", "COMPLETE", "RESOURCES"} {
+		got := ask(`PIRCAN/1 HELP {"verb":"` + strings.ToLower(v) + `"}`)
+		if strings.Contains(got, "planned") || !strings.Contains(got, `"verb":"`+v+`"`) || !strings.Contains(got, `"needs":"registered"`) {
 			t.Errorf("HELP %s: %s", v, got)
 		}
 	}
-	// RESOURCES is answered now: HELP describes it, not as planned (asking
-	// about a verb reads no store).
-	if got := ask(`PIRCAN/1 HELP {"verb":"resources"}`); strings.Contains(got, `"planned"`) || !strings.Contains(got, `"verb":"RESOURCES"`) {
-		t.Errorf("HELP RESOURCES: %s", got)
+	if got := ask(`PIRCAN/1 HELP {"verb":"tasks"}`); !strings.Contains(got, `"args":"limit (1-10)"`) {
+		t.Errorf("HELP TASKS must list limit alone: %s", got)
 	}
-	if got := ask("PIRCAN/1 FROB"); !strings.Contains(got, "Unknown verb FROB.") {
-		t.Errorf("FROB: %s", got)
+	for _, line := range []string{"PIRCAN/1 FROB", `PIRCAN/1 TASK {"limit":5}`, "PIRCAN/1 PLANNED"} {
+		if got := ask(line); !strings.Contains(got, `"code":"unknown_verb"`) || !strings.Contains(got, "Unknown verb ") {
+			t.Errorf("%s: %s", line, got)
+		}
 	}
-	if got := ask("PIRCAN/1 HELP"); !strings.Contains(got, `Planned: COMPLETE, TASKS."`) || !strings.Contains(got, `"OWNER"`) || !strings.Contains(got, `"RESOURCES"`) {
+	got := ask("PIRCAN/1 HELP")
+	for _, v := range []string{"TASKS", "COMPLETE", "OWNER", "RESOURCES"} {
+		if !strings.Contains(got, `"`+v+`"`) {
+			t.Errorf("HELP without %s: %s", v, got)
+		}
+	}
+	if strings.Contains(strings.ToLower(got), "planned") || !strings.Contains(got, `"docs":`+sizesJSON(helpDocs)) {
 		t.Errorf("HELP: %s", got)
 	}
 	var plain []string
 	for _, r := range svc.handle(context.Background(), Sender{Nick: "x"}, "help") {
 		plain = append(plain, r.Plain)
 	}
-	if !strings.Contains(strings.Join(plain, "\n"), "Planned, not available yet: COMPLETE, TASKS.") {
+	all := strings.Join(plain, "\n")
+	if strings.Contains(strings.ToLower(all), "planned") || !strings.Contains(all, "\nTASKS {limit (1-10)} - ") || !strings.Contains(all, "\nCOMPLETE {") {
 		t.Errorf("plain help: %q", plain)
 	}
 }
@@ -88,7 +93,7 @@ func (s *noStore) SeenNick(context.Context, string, string) error {
 func TestHelpVerbsGiveWayFromTheEnd(t *testing.T) {
 	svc := newTestFace(&noStore{}, Config{Limits: pircan.DefaultLimits})
 	all := verbNames(verbTable())
-	const docs = `HELP {"verb":"X"} for one verb. Planned: COMPLETE, TASKS.`
+	const docs = helpDocs
 	for _, id := range append([]string{"h1"}, sizesIDs...) {
 		replies := svc.handle(context.Background(), Sender{Account: "alice", Nick: "alice"}, `PIRCAN/1 HELP {"id":`+sizesJSON(id)+`}`)
 		if len(replies) != 1 {

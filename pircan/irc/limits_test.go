@@ -60,7 +60,8 @@ func TestDefaultLimitsAreTheSpecs(t *testing.T) {
 		HTTPPerMinute: 120, PortalPerMinute: 60, // DESIGN.md "Limits" (MCP); the portal's is PIRCAN's own
 		// The resource library's are PIRCAN's own too (the spec sets none):
 		// publications per hour per agent, content bytes per agent in all.
-		ResourcesHour: 20, ResourceBytes: 2_000_000}
+		ResourcesHour: 20, ResourceBytes: 2_000_000,
+		TasksHour: 60} // tasks per hour per requester: PIRCAN's own
 	if pircan.DefaultLimits != want {
 		t.Errorf("DefaultLimits = %+v, want spec §4's (and PIRCAN's own) %+v", pircan.DefaultLimits, want)
 	}

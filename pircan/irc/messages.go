@@ -49,47 +49,54 @@ func allDelivered(n int, settle func(bool)) func(bool) {
 
 // messageReplies renders one message for IRC. The spec's MESSAGE fields
 // (four UUIDs, a time) leave room for only part of a 200-character text in
-// a 350-byte line, so the MESSAGE line carries what fits, with
-// `"continues":true` and `"truncated":true` (a client that knows only the
-// spec sees that the line is not the whole text), and MESSAGE-MORE lines
-// carry the rest in order: an IRC agent gets every character it may be sent
-// over IRC. The sender's name comes before the text: the text moves to
-// MESSAGE-MORE lines first, and only a MESSAGE line that cannot hold the
-// name whole beside an empty text has it shortened (by Encode). A longer
-// text (sent over MCP) is cut at 200 characters with "truncated" on the
-// last line, as the spec says. Every line gets the request's re (finish).
+// a 350-byte line: see continuedReplies. The sender's name comes before the
+// text.
 func messageReplies(m pircan.Message, req *Request) []Reply {
-	text := []rune(m.Text)
-	cut := len(text) > pircan.MaxIRCText
-	if cut {
-		text = text[:pircan.MaxIRCText]
-	}
 	head := Object{
 		{"message_id", m.MessageID},
 		{"from", party(m.From)},
 		{"agreement_id", m.AgreementID}, {"conversation_id", m.ConversationID},
 		{"hop", m.Hop}, {"at", timeText(m.At)},
 	}
-	verb, fields := "MESSAGE", head
+	return continuedReplies("MESSAGE", head, Field{"message_id", m.MessageID}, m.Text, req)
+}
+
+// continuedReplies renders a text of up to 200 characters (MESSAGE, TASK)
+// over a head line and <verb>-MORE lines. The head line carries what fits,
+// with `"continues":true` and `"truncated":true` (a client that knows only
+// the spec sees that the line is not the whole text), and the -MORE lines,
+// named by key, carry the rest in order: an IRC agent gets every character
+// it may be sent over IRC. The head's fields come before the text: the text
+// moves to -MORE lines first, and only a head line that cannot hold a name
+// whole beside an empty text has it shortened (by Encode). A longer text
+// (sent over MCP or A2A) is cut at 200 characters with "truncated" on the
+// last line, as the spec says. Every line gets the request's re (finish).
+func continuedReplies(verb string, head Object, key Field, full string, req *Request) []Reply {
+	text := []rune(full)
+	cut := len(text) > pircan.MaxIRCText
+	if cut {
+		text = text[:pircan.MaxIRCText]
+	}
+	line, fields, first := verb, head, true
 	var out []Reply
 	for {
-		n := fitRunes(verb, fields, text, cut, req)
-		out = append(out, Reply{Verb: verb, Fields: pieceFields(verb, fields, text, n, cut)})
+		n := fitRunes(line, first, fields, text, cut, req)
+		out = append(out, Reply{Verb: line, Fields: pieceFields(first, fields, text, n, cut)})
 		if n == len(text) {
 			return out
 		}
 		text = text[n:]
-		verb, fields = "MESSAGE-MORE", Object{{"message_id", m.MessageID}}
+		line, fields, first = verb+"-MORE", Object{key}, false
 	}
 }
 
-// pieceFields is one line of a message: fields, then the first n runes of
+// pieceFields is one line of a text: fields, then the first n runes of
 // text (a plain string: fitRunes measured it, so the encoder never cuts a
 // piece whose rest is on the next line) and the line's flags.
-func pieceFields(verb string, fields Object, text []rune, n int, cut bool) Object {
+func pieceFields(first bool, fields Object, text []rune, n int, cut bool) Object {
 	line := fields.With("text", string(text[:n]))
 	switch {
-	case n < len(text) && verb == "MESSAGE":
+	case n < len(text) && first:
 		return line.With("continues", true).With("truncated", true)
 	case n < len(text):
 		return line.With("continues", true)
@@ -100,12 +107,12 @@ func pieceFields(verb string, fields Object, text []rune, n int, cut bool) Objec
 }
 
 // fitRunes is how many runes of text fit whole in the line, with its flags
-// and the request's re, within Encode's budget for the verb. A MESSAGE
-// line may carry none (the name comes first); a MESSAGE-MORE line always
-// carries at least one rune, so the text moves on.
-func fitRunes(verb string, fields Object, text []rune, cut bool, req *Request) int {
+// and the request's re, within Encode's budget for the verb. A head line
+// may carry none (its fields come first); a -MORE line always carries at
+// least one rune, so the text moves on.
+func fitRunes(verb string, first bool, fields Object, text []rune, cut bool, req *Request) int {
 	fits := func(n int) bool {
-		f := pieceFields(verb, fields, text, n, cut)
+		f := pieceFields(first, fields, text, n, cut)
 		if req != nil && req.HasID {
 			f = f.With("re", req.ID)
 		}
@@ -115,7 +122,7 @@ func fitRunes(verb string, fields Object, text []rune, cut bool, req *Request) i
 		return len(text)
 	}
 	lo, hi := 0, len(text)-1 // the flags are the same for every n < len(text)
-	if verb != "MESSAGE" {
+	if !first {
 		lo = 1
 	}
 	for lo < hi { // largest n that fits

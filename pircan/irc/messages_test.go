@@ -35,7 +35,17 @@ func TestMessageRepliesCarryTheWholeText(t *testing.T) {
 
 func checkMessageLines(t *testing.T, m pircan.Message, req *Request) {
 	t.Helper()
-	replies := messageReplies(m, req)
+	checkContinued(t, "MESSAGE", messageReplies(m, req), m.From.Name, m.Text, req)
+}
+
+// checkContinued holds the lines of one text (MESSAGE or TASK, see
+// continuedReplies) to their promise: the head line first, then -MORE
+// lines, each within its budget with re; continues on all but the last;
+// truncated on a head line that continues and on the last line of a text
+// over 200 characters, nowhere else; the name kept whole unless the text
+// moved on; and the first 200 characters, in order, across the lines.
+func checkContinued(t *testing.T, verb string, replies []Reply, name, text string, req *Request) {
+	t.Helper()
 	var got strings.Builder
 	for i, r := range replies {
 		if req.HasID {
@@ -43,12 +53,12 @@ func checkMessageLines(t *testing.T, m pircan.Message, req *Request) {
 		}
 		line, err := Encode(r)
 		if err != nil {
-			t.Fatalf("line %d of %q: %v", i, m.Text, err)
+			t.Fatalf("line %d of %q: %v", i, text, err)
 		}
 		replyOracle(t, r, line)
 		_, obj := replySplit(t, line)
 		last := i == len(replies)-1
-		if want := map[bool]string{true: "MESSAGE", false: "MESSAGE-MORE"}[i == 0]; r.Verb != want {
+		if want := map[bool]string{true: verb, false: verb + "-MORE"}[i == 0]; r.Verb != want {
 			t.Fatalf("line %d is %s", i, r.Verb)
 		}
 		if req.HasID && obj["re"] != req.ID {
@@ -59,26 +69,26 @@ func checkMessageLines(t *testing.T, m pircan.Message, req *Request) {
 		}
 		if i == 0 {
 			from := obj["from"].(map[string]any)
-			name, _ := from["name"].(string)
-			if name == "" || !strings.HasPrefix(m.From.Name, name) {
-				t.Fatalf("from.name %q is not kept: %s", name, line)
+			shown, _ := from["name"].(string)
+			if shown == "" || !strings.HasPrefix(name, shown) {
+				t.Fatalf("from.name %q is not kept: %s", shown, line)
 			}
 			// The name is cut only when the text has all moved on.
-			if name != m.From.Name && obj["text"] != "" {
+			if shown != name && obj["text"] != "" {
 				t.Fatalf("name cut while the line carries text: %s", line)
 			}
 			if !last && obj["truncated"] != true {
-				t.Fatalf("a MESSAGE whose text continues must say truncated: %s", line)
+				t.Fatalf("a %s whose text continues must say truncated: %s", verb, line)
 			}
 		} else if !last && obj["truncated"] == true {
-			t.Fatalf("a MESSAGE-MORE line says truncated before the end: %s", line)
+			t.Fatalf("a %s-MORE line says truncated before the end: %s", verb, line)
 		}
-		if last && i > 0 && (obj["truncated"] == true) != (len([]rune(m.Text)) > pircan.MaxIRCText) {
-			t.Fatalf("last line: truncated=%v for %d runes", obj["truncated"], len([]rune(m.Text)))
+		if last && (obj["truncated"] == true) != (len([]rune(text)) > pircan.MaxIRCText) {
+			t.Fatalf("last line: truncated=%v for %d runes", obj["truncated"], len([]rune(text)))
 		}
 		got.WriteString(obj["text"].(string))
 	}
-	want := replySanitize(string([]rune(m.Text)[:min(len([]rune(m.Text)), pircan.MaxIRCText)]))
+	want := replySanitize(string([]rune(text)[:min(len([]rune(text)), pircan.MaxIRCText)]))
 	if got.String() != want {
 		t.Fatalf("reassembled %q, want %q", got.String(), want)
 	}
@@ -97,6 +107,39 @@ func TestMessageWithLongIDKeepsEverything(t *testing.T) {
 		_, obj := replySplit(t, line)
 		if from := obj["from"].(map[string]any); from["name"] != "Hazmat Agent" {
 			t.Errorf("id of %d: name %q, want it whole: %s", n, from["name"], line)
+		}
+	}
+}
+
+// A TASK line and its TASK-MORE lines carry exactly the task's first 200
+// characters, in order, beside the requester's name, with truncated when
+// the text is longer; the lines name the task.
+func TestTaskRepliesCarryTheFirst200Characters(t *testing.T) {
+	id := "0b0e0f4c-1111-4222-8333-944455556666"
+	for _, name := range []string{"Chem Helper", strings.Repeat("😀", 80)} {
+		for _, reID := range []string{"", strings.Repeat("r", 64), strings.Repeat("é", 32)} {
+			for _, text := range []string{
+				"short",
+				strings.Repeat("a", 200),
+				strings.Repeat("a", 201),
+				strings.Repeat("ш😀\u2028\"", 50),
+				strings.Repeat("Östra ☣ ", 100),
+			} {
+				tk := pircan.Task{ID: id, Skill: strings.Repeat("s", 64), From: pircan.PartyRef{AgentID: id, Name: name},
+					At: time.Unix(0, 0), State: pircan.TaskOpen, Text: text}
+				req := &Request{ID: reID, HasID: reID != ""}
+				replies := taskReplies(tk, req)
+				checkContinued(t, "TASK", replies, name, text, req)
+				for _, r := range replies {
+					if r.Fields[0] != (Field{"task_id", id}) {
+						t.Fatalf("%s line does not start with task_id: %v", r.Verb, r.Fields)
+					}
+				}
+				last := replies[len(replies)-1].Fields
+				if cut := len([]rune(text)) > pircan.MaxIRCText; hasKey(last, "truncated") != cut {
+					t.Fatalf("%d characters: last line %v, truncated should be %v", len([]rune(text)), last, cut)
+				}
+			}
 		}
 	}
 }

@@ -8,8 +8,8 @@ import (
 
 // NotifyReplies renders one content-free NOTIFY line per type: never a
 // name, purpose or text, since a nick can change hands. A type whose count
-// dropped to zero (already read, say) is not sent; one whose count is not
-// known here (-1: tasks, until PIRCAN counts them) is sent without it.
+// dropped to zero (already read or answered, say) is not sent; one without
+// a count (-1: an update) is sent without it.
 func NotifyReplies(notices []pircan.Notification) []Reply {
 	sort.Slice(notices, func(i, j int) bool { return notices[i].Type < notices[j].Type })
 	var out []Reply

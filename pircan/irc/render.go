@@ -16,11 +16,16 @@ func listReplies[T any](itemVerb, verb string, p pircan.Page[T], item func(T) Ob
 	for _, it := range p.Items {
 		out = append(out, Reply{Verb: itemVerb, Fields: item(it)})
 	}
+	return append(out, Reply{Verb: verb + "-END", Fields: pageEnd(p)})
+}
+
+// pageEnd is the fields of a page's `<VERB>-END` line.
+func pageEnd[T any](p pircan.Page[T]) Object {
 	end := Object{{"returned", len(p.Items)}, {"total", p.Total}, {"offset", p.Offset}}
 	if p.TotalCapped {
 		end = append(end, Field{"total_capped", true})
 	}
-	return append(out, Reply{Verb: verb + "-END", Fields: end})
+	return end
 }
 
 // orNull renders "" as JSON null.

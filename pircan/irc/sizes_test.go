@@ -256,6 +256,8 @@ func sizesCases(t *testing.T, fill, id string) []sizesCase {
 		{"REPORT", "REPORT", text("details", "REPORT", pircan.ArgNamed(pircan.ReportArgs{}, "details").Text, `"agent_id":"`+sizesOther+`"`, `"category":"impersonation"`)},
 		{"RESOURCES", "RESOURCE", text("q", "RESOURCES", pircan.ArgNamed(pircan.ListResourcesArgs{}, "q").Text,
 			`"tag":"`+strings.Repeat("t", pircan.MaxCapability)+`"`, `"by":"`+sizesOther+`"`, `"limit":10`, `"offset":10000`)},
+		{"TASKS", "TASK", req("TASKS", `"limit":10`)},
+		{"COMPLETE", "COMPLETE", text("text", "COMPLETE", pircan.MaxIRCText, `"task_id":"`+sizesUUID+`"`, `"outcome":"rejected"`)},
 		// Errors whose words carry what the caller wrote.
 		{"ERROR", "ERROR", sizesLongest(t, func(n int) string { return req("V" + strings.Repeat("X", n)) })},
 		{"ERROR", "ERROR", sizesLongest(t, func(n int) string {
@@ -303,13 +305,24 @@ func TestEveryReplyFitsWithRe(t *testing.T) {
 						covered[c.verb] = true
 					}
 					texts := sizesCheck(t, replies, id, c.line)
-					if c.verb == "INBOX" && fail == nil {
+					var sent []string // the texts the lines carry, as stored
+					switch {
+					case fail != nil:
+					case c.verb == "INBOX":
 						msgs, _, _ := st.Inbox(context.Background(), pircan.Actor{}, 10, nil)
-						for i, m := range msgs {
-							want := replySanitize(string([]rune(m.Text)[:min(len([]rune(m.Text)), pircan.MaxIRCText)]))
-							if i >= len(texts) || texts[i] != want {
-								t.Fatalf("fill %q id %q: message %d arrives as %q, want %q", fill, id, i, texts, want)
-							}
+						for _, m := range msgs {
+							sent = append(sent, m.Text)
+						}
+					case c.verb == "TASKS":
+						tasks, _, _ := st.Tasks(context.Background(), "", true, pircan.TaskOpen, 10, 0)
+						for _, tk := range tasks {
+							sent = append(sent, tk.Text)
+						}
+					}
+					for i, s := range sent {
+						want := replySanitize(string([]rune(s)[:min(len([]rune(s)), pircan.MaxIRCText)]))
+						if i >= len(texts) || texts[i] != want {
+							t.Fatalf("fill %q id %q: %s text %d arrives as %q, want %q", fill, id, c.verb, i, texts, want)
 						}
 					}
 				}
@@ -328,8 +341,8 @@ func TestEveryReplyFitsWithRe(t *testing.T) {
 func refusedFill(fill string) bool { return fill == "\u009b" || fill == "\u202e" || fill == "\u2028" }
 
 // sizesCheck encodes every reply and holds it to Encode's promise, with re
-// on every line; it returns the text of each message, joined across its
-// MESSAGE and MESSAGE-MORE lines.
+// on every line; it returns the text of each message or task, joined
+// across its MESSAGE and MESSAGE-MORE (TASK, TASK-MORE) lines.
 func sizesCheck(t *testing.T, replies []Reply, id, request string) []string {
 	t.Helper()
 	var texts []string
@@ -344,15 +357,15 @@ func sizesCheck(t *testing.T, replies []Reply, id, request string) []string {
 			t.Fatalf("%s: reply %d without re: %s", request, i, line)
 		}
 		switch r.Verb {
-		case "MESSAGE":
+		case "MESSAGE", "TASK":
 			if from, _ := obj["from"].(map[string]any); from["name"] == "" {
-				t.Fatalf("%s: MESSAGE without from.name: %s", request, line)
+				t.Fatalf("%s: %s without from.name: %s", request, r.Verb, line)
 			}
 			if obj["continues"] == true && obj["truncated"] != true {
-				t.Fatalf("%s: MESSAGE continues without truncated: %s", request, line)
+				t.Fatalf("%s: %s continues without truncated: %s", request, r.Verb, line)
 			}
 			texts = append(texts, obj["text"].(string))
-		case "MESSAGE-MORE":
+		case "MESSAGE-MORE", "TASK-MORE":
 			texts[len(texts)-1] += obj["text"].(string)
 		}
 	}

@@ -85,6 +85,8 @@ func verbTable() map[string]verb {
 		"OWNER":      op(needAgent, "Show, name (pending until they confirm in the portal) or withdraw your owner account.", (*pircan.Service).Owner, renderOwner),
 		"LOGOUT":     op(needAccount, "End every owner portal session of your account.", bare((*pircan.Service).Logout), renderLogout),
 		"RESOURCES":  op(needAgent, "Search the resource library (content over MCP: read_resource).", (*pircan.Service).Resources, renderResources),
+		"TASKS":      op(needAgent, "Open tasks sent to you (agents send them over MCP or A2A).", openTasks, renderTasks),
+		"COMPLETE":   op(needAgent, "Answer an open task sent to you.", (*pircan.Service).CompleteTask, renderComplete),
 		"REPORT":     op(needAgent, "Flag an agent to the operators.", (*pircan.Service).Report, renderReport),
 	}
 }

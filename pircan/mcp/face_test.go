@@ -19,7 +19,8 @@ import (
 // sorts them by name). Tasks come with their operations.
 var tools = []string{"whoami", "register", "find_agents", "list_channels", "policy", "contact",
 	"list_contacts", "accept_contact", "decline_contact", "cancel_contact", "list_agreements",
-	"revoke_agreement", "send_direct_message", "read_inbox", "report_agent", "publish_resource",
+	"revoke_agreement", "send_direct_message", "read_inbox", "report_agent", "send_task", "list_tasks",
+	"complete_task", "cancel_task", "publish_resource",
 	"list_resources", "read_resource", "delete_resource", "register_webhook", "list_webhooks",
 	"delete_webhook", "get_manifest"}
 
