@@ -9,9 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/creatimus/pircan/pircan/a2a"
 	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
-	"github.com/creatimus/pircan/pircan/a2a"
 	"github.com/creatimus/pircan/pircan/mcp"
 )
 
