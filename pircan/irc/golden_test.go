@@ -65,9 +65,6 @@ func (goldenStore) AgentByAccount(_ context.Context, account string) (pircan.Age
 	}
 	return a, nil
 }
-func (goldenStore) AgentProfile(context.Context, string) (pircan.Agent, error) {
-	return pircan.Agent{}, pircan.ErrNotFound
-}
 func (goldenStore) Hello(_ context.Context, account, nick string, p pircan.Profile, _ int) (pircan.Agent, bool, error) {
 	a := pircan.Agent{ID: goldenOtherID, Account: account, Nick: nick, CreatedAt: goldenAt}
 	if p.Name != nil {

@@ -15,10 +15,6 @@ func (unregisteredStore) AgentByAccount(context.Context, string) (pircan.Agent, 
 	return pircan.Agent{}, pircan.ErrNotFound
 }
 
-func (unregisteredStore) AgentProfile(context.Context, string) (pircan.Agent, error) {
-	return pircan.Agent{}, pircan.ErrNotFound
-}
-
 // What HELP says a verb needs is what its operation enforces: a verb that
 // needs an account refuses an unidentified sender, one that needs an agent
 // refuses an account without one, and a verb that needs less does not.
