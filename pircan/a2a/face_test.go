@@ -163,7 +163,7 @@ func TestUnsupported(t *testing.T) {
 			t.Errorf("%s: id %s", method, r.ID)
 		}
 	}
-	if n := calls(t, e, "SendStreamingMessage", "SendStreamingMessage"); n != 1 {
+	if n := calls(t, e, "SendStreamingMessage", "unsupported_operation"); n != 1 {
 		t.Errorf("calls SendStreamingMessage = %v", n)
 	}
 	if n := calls(t, e, "other", "method_not_found"); n != 2 {

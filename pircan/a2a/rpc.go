@@ -35,6 +35,9 @@ var unsupported = map[string]int{
 	"DeleteTaskPushNotificationConfig": CodePushNotSupported,
 }
 
+// unsupportedNames label the refusals of unsupported in metrics.
+var unsupportedNames = map[int]string{CodeUnsupportedOperation: "unsupported_operation", CodePushNotSupported: "push_notification_not_supported"}
+
 // serveRPC is POST /a2a/<agent_id>: the bearer token, then one JSON-RPC
 // request (a batch is not supported), then the method.
 func (f *Face) serveRPC(w http.ResponseWriter, r *http.Request) {
@@ -144,7 +147,7 @@ func (f *Face) call(ctx context.Context, r *http.Request, account string, req re
 	m, ok := methods[req.Method]
 	if !ok {
 		if code, known := unsupported[req.Method]; known {
-			return nil, protocolError(code, req.Method, "%s is not supported by PIRCAN agents: poll with GetTask.", req.Method)
+			return nil, protocolError(code, unsupportedNames[code], "%s is not supported by PIRCAN agents: poll with GetTask.", req.Method)
 		}
 		return nil, protocolError(CodeMethodNotFound, "method_not_found", "Method not found: %s.", req.Method)
 	}
