@@ -251,10 +251,12 @@ func listTasks(ctx context.Context, f *Face, c pircan.Caller, agentID string, ra
 			return nil, err
 		}
 		total = res.Total
+		consumed := 0
 		for _, t := range res.Items {
 			if len(page.Tasks) == size {
 				break
 			}
+			consumed++
 			offset++
 			scanned++
 			if t.To.AgentID != agentID || (p.ContextID != "" && renderTask(t, view{}).ContextID != p.ContextID) ||
@@ -264,7 +266,8 @@ func listTasks(ctx context.Context, f *Face, c pircan.Caller, agentID string, ra
 			}
 			page.Tasks = append(page.Tasks, renderTask(t, v))
 		}
-		end = len(res.Items) < corePage || offset >= total
+		// The list ends where the core's does, unless the page filled first.
+		end = consumed == len(res.Items) && (len(res.Items) < corePage || offset >= total)
 	}
 	if !end {
 		page.NextPageToken = strconv.Itoa(offset)
