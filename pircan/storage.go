@@ -11,6 +11,9 @@ import (
 type Store interface {
 	// AgentByAccount returns the agent bound to an IRC account, or ErrNotFound.
 	AgentByAccount(ctx context.Context, account string) (Agent, error)
+	// AgentProfile returns an agent's public profile (ID, Name, Description,
+	// Capabilities, CreatedAt) by its id, or ErrNotFound.
+	AgentProfile(ctx context.Context, agentID string) (Agent, error)
 	// Hello registers an agent for the account (created = true), or updates
 	// the given profile fields of the existing one. A new registration beyond
 	// maxNewPerHour network-wide is ErrRegistrationPaused.

@@ -69,3 +69,7 @@ SELECT count(*) FROM (
     WHERE (sqlc.narg('q')::text IS NULL OR search LIKE '%' || sqlc.narg('q')::text || '%')
       AND (sqlc.narg('capability')::text IS NULL OR capabilities_folded @> ARRAY[sqlc.narg('capability')::text])
     LIMIT @cap) AS s;
+
+-- name: AgentProfileByID :one
+-- The public profile of one agent, for its A2A Agent Card.
+SELECT id, name, description, capabilities, created_at FROM agents WHERE id = @id;

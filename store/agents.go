@@ -27,6 +27,21 @@ func (s *Store) AgentByAccount(ctx context.Context, account string) (pircan.Agen
 	return a, err
 }
 
+// AgentProfile implements pircan.Store.
+func (s *Store) AgentProfile(ctx context.Context, agentID string) (pircan.Agent, error) {
+	var a pircan.Agent
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		row, err := q.AgentProfileByID(ctx, agentID)
+		if err != nil {
+			return notFound(err)
+		}
+		a = pircan.Agent{ID: row.ID, Name: row.Name, Description: row.Description,
+			Capabilities: row.Capabilities, CreatedAt: row.CreatedAt}
+		return nil
+	})
+	return a, err
+}
+
 // Hello implements pircan.Store: register or update, audited in the same
 // transaction.
 func (s *Store) Hello(ctx context.Context, account, nick string, p pircan.Profile, maxNewPerHour int) (pircan.Agent, bool, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/creatimus/pircan/pircan/a2a"
 	"github.com/creatimus/pircan/pircan/mcp"
 	"github.com/creatimus/pircan/pircan/portal"
 )
@@ -35,6 +36,7 @@ const readyTimeout = 2 * time.Second
 //	/owner        the owner web portal (pircan/portal)
 //	POST /mcp     the MCP face (pircan/mcp; bearer tokens)
 //	GET /api/v1/manifest  the public manifest (pircan/mcp)
+//	/a2a/         the A2A face (pircan/a2a): public Agent Cards, JSON-RPC
 //
 // It returns nil after a clean shutdown, or why it could not serve.
 func (b *Bot) ServeHTTP(ctx context.Context, addr string) error {
@@ -118,6 +120,7 @@ func (b *Bot) httpHandler(withMetrics bool) http.Handler {
 	face := b.mcpFace()
 	mux.Handle("POST "+mcp.Path, face.Handler())
 	mux.Handle("GET "+mcp.ManifestPath, face.ManifestHandler())
+	mux.Handle(a2a.Path, b.a2aFace().Handler())
 	if withMetrics {
 		mux.Handle("GET /metrics", b.metricsHandler())
 	}
@@ -132,6 +135,16 @@ func (b *Bot) mcpFace() *mcp.Face {
 			b.log.With().Str("component", "mcp").Logger())
 	})
 	return b.ops.mcp
+}
+
+// a2aFace is the bot's A2A face, made once (its metrics, like the MCP
+// face's, go into the bot's registry once).
+func (b *Bot) a2aFace() *a2a.Face {
+	b.ops.a2aOnce.Do(func() {
+		b.ops.a2a = a2a.New(b.svc, a2a.Config{Registerer: b.metrics().reg},
+			b.log.With().Str("component", "a2a").Logger())
+	})
+	return b.ops.a2a
 }
 
 // Readiness is the body of /readyz: which parts are ready.

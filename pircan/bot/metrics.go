@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/creatimus/pircan/pircan/a2a"
 	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
 	"github.com/creatimus/pircan/pircan/mcp"
@@ -32,6 +33,8 @@ type opsState struct {
 	metricsAddr atomic.Pointer[string]
 	mcpOnce     sync.Once
 	mcp         *mcp.Face // the MCP face (http.go)
+	a2aOnce     sync.Once
+	a2a         *a2a.Face // the A2A face (http.go)
 }
 
 type metrics struct {

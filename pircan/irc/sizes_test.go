@@ -62,6 +62,9 @@ func (s sizesStore) party() pircan.PartyRef {
 func (s sizesStore) AgentByAccount(context.Context, string) (pircan.Agent, error) {
 	return s.agent(), s.fail
 }
+func (s sizesStore) AgentProfile(context.Context, string) (pircan.Agent, error) {
+	return s.agent(), s.fail
+}
 func (s sizesStore) Hello(context.Context, string, string, pircan.Profile, int) (pircan.Agent, bool, error) {
 	return s.agent(), true, s.fail
 }

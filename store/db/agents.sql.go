@@ -43,6 +43,32 @@ func (q *Queries) AgentByAccount(ctx context.Context, accountFolded string) (Age
 	return i, err
 }
 
+const agentProfileByID = `-- name: AgentProfileByID :one
+SELECT id, name, description, capabilities, created_at FROM agents WHERE id = $1
+`
+
+type AgentProfileByIDRow struct {
+	ID           string
+	Name         string
+	Description  string
+	Capabilities []string
+	CreatedAt    time.Time
+}
+
+// The public profile of one agent, for its A2A Agent Card.
+func (q *Queries) AgentProfileByID(ctx context.Context, id string) (AgentProfileByIDRow, error) {
+	row := q.db.QueryRow(ctx, agentProfileByID, id)
+	var i AgentProfileByIDRow
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Description,
+		&i.Capabilities,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const bindAccount = `-- name: BindAccount :exec
 INSERT INTO agent_accounts (account_folded, account, agent_id) VALUES ($1, $2, $3)
 `

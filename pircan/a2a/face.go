@@ -1,0 +1,103 @@
+// Package a2a is PIRCAN's A2A face (DESIGN.md "Tasks and A2A"; A2A 1.0,
+// JSON-RPC binding): a public Agent Card per registered agent at
+// GET /a2a/<agent_id>/.well-known/agent-card.json, and POST /a2a/<agent_id>
+// answering SendMessage, GetTask, ListTasks and CancelTask for the tasks the
+// caller (by its bearer token) asked of that agent. Like the other faces it
+// only decodes, calls the core and renders; a refusal is a JSON-RPC error.
+// docs/protocol-notes.md "A2A" records the choices the specification left.
+package a2a
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// Path is the prefix the face answers under.
+const Path = "/a2a/"
+
+// CardPath is the Agent Card's path below an agent's URL (A2A §8.2).
+const CardPath = ".well-known/agent-card.json"
+
+// maxBody bounds one request: a 60,000-byte text, JSON-escaped at worst
+// (\u00XX for each byte), with room for the envelope.
+const maxBody = 6*pircan.MaxStoredText + 64<<10
+
+// Authenticator resolves a bearer token to the account it stands for (a
+// missing, unknown, expired or revoked one: pircan.ErrUnauthorized); the
+// core's Service.TokenAccount is the production one.
+type Authenticator interface {
+	TokenAccount(ctx context.Context, secret string) (string, error)
+}
+
+// Config holds the face's settings.
+type Config struct {
+	// Auth resolves tokens; nil: the core's TokenAccount.
+	Auth Authenticator
+	// Registerer takes the face's metrics; nil: they are not registered.
+	Registerer prometheus.Registerer
+	// BaseURL is the public origin the cards name (https://pircan.example);
+	// "": the request's, by its Host and X-Forwarded-Proto.
+	BaseURL string
+}
+
+// Face is the A2A face over one core.
+type Face struct {
+	core    *pircan.Service
+	cfg     Config
+	log     zerolog.Logger
+	mux     *http.ServeMux
+	metrics metrics
+}
+
+// New builds the face.
+func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
+	if cfg.Auth == nil {
+		cfg.Auth = core
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	f := &Face{core: core, cfg: cfg, log: log, mux: http.NewServeMux(), metrics: newMetrics(cfg.Registerer)}
+	f.mux.HandleFunc("GET "+Path+"{agent}/"+CardPath, f.serveCard)
+	f.mux.HandleFunc("POST "+Path+"{agent}", f.serveRPC)
+	f.mux.HandleFunc("POST "+Path+"{agent}/", f.serveRPC)
+	return f
+}
+
+// Handler serves everything under /a2a/.
+func (f *Face) Handler() http.Handler { return f.mux }
+
+// observe counts one answer: a JSON-RPC method (or "agent_card") and its
+// code ("ok", or the spec §2 code of the refusal).
+func (f *Face) observe(method, code string, start time.Time) {
+	f.metrics.calls.WithLabelValues(method, code).Inc()
+	f.metrics.seconds.WithLabelValues(method).Observe(time.Since(start).Seconds())
+}
+
+type metrics struct {
+	calls   *prometheus.CounterVec
+	seconds *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) metrics {
+	m := metrics{
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pircan_a2a_calls_total",
+			Help: `A2A calls by method (a JSON-RPC method, "agent_card", or "other" for an unknown one) and result code ("ok", or the spec's error code of the refusal, or the JSON-RPC error's name).`,
+		}, []string{"method", "code"}),
+		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "pircan_a2a_call_seconds",
+			Help:    "Time to answer one A2A call, from the token's account to the response (authentication not included).",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"method"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.calls, m.seconds)
+	}
+	return m
+}

@@ -1,0 +1,145 @@
+package a2a_test
+
+import (
+	"testing"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/a2a"
+)
+
+// These need the tasks store (store/tasks.go); until it lands the
+// operations are internal errors.
+
+func message(text, skill string) map[string]any {
+	m := map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
+	if skill != "" {
+		m["metadata"] = map[string]any{"skill": skill}
+	}
+	return map[string]any{"message": m}
+}
+
+// A task's life over A2A: SendMessage (SUBMITTED), GetTask, the target
+// completes it in the core, GetTask shows COMPLETED with the artifact;
+// ListTasks lists it; a second one is canceled, then not cancelable.
+func TestTaskLifecycle(t *testing.T) {
+	e := newEnv(t, a2a.Config{})
+	a := e.agent(t, "Asker")
+	b := e.agent(t, "Translator", "translate")
+	agreementID := e.agree(t, a, b, "task:translate")
+
+	var sent struct{ Task a2a.Task }
+	_, r := e.rpc(t, b.id, a.token, "SendMessage", message("Bonjour", "translate"))
+	result(t, r, &sent)
+	task := sent.Task
+	if task.ID == "" || task.ContextID != agreementID || task.Status.State != a2a.StateSubmitted || task.Status.Timestamp == "" ||
+		task.Metadata["skill"] != "translate" || len(task.History) != 1 || task.History[0].Parts[0].Text != "Bonjour" ||
+		task.History[0].Role != a2a.RoleUser || len(task.Artifacts) != 0 {
+		t.Fatalf("sent: %+v", task)
+	}
+
+	var got a2a.Task
+	_, r = e.rpc(t, b.id, a.token, "GetTask", map[string]any{"id": task.ID})
+	result(t, r, &got)
+	if got.ID != task.ID || got.Status.State != a2a.StateSubmitted {
+		t.Fatalf("GetTask: %+v", got)
+	}
+
+	id, outcome, answer := task.ID, "completed", "Hello"
+	if _, err := e.core.CompleteTask(t.Context(), b.caller, pircan.CompleteTaskArgs{TaskID: &id, Outcome: &outcome, Text: &answer}); err != nil {
+		t.Fatal(err)
+	}
+	_, r = e.rpc(t, b.id, a.token, "GetTask", map[string]any{"id": task.ID, "historyLength": 0})
+	result(t, r, &got)
+	if got.Status.State != a2a.StateCompleted || got.Status.Message == nil || got.Status.Message.Role != a2a.RoleAgent ||
+		len(got.Artifacts) != 1 || got.Artifacts[0].Parts[0].Text != "Hello" || len(got.History) != 0 {
+		t.Fatalf("completed: %+v", got)
+	}
+	// The target's own URL is not where the caller's task lives.
+	_, r = e.rpc(t, a.id, a.token, "GetTask", map[string]any{"id": task.ID})
+	refused(t, r, a2a.CodeTaskNotFound, pircan.CodeNotFound)
+	_, r = e.rpc(t, b.id, a.token, "GetTask", map[string]any{"id": uuid()})
+	refused(t, r, a2a.CodeTaskNotFound, pircan.CodeNotFound)
+	_, r = e.rpc(t, b.id, a.token, "GetTask", map[string]any{})
+	refused(t, r, a2a.CodeInvalidParams, pircan.CodeInvalidArgument)
+
+	// A second task, canceled, then not cancelable.
+	_, r = e.rpc(t, b.id, a.token, "SendMessage", message("Au revoir", ""))
+	result(t, r, &sent)
+	var canceled a2a.Task
+	_, r = e.rpc(t, b.id, a.token, "CancelTask", map[string]any{"id": sent.Task.ID})
+	result(t, r, &canceled)
+	if canceled.ID != sent.Task.ID || canceled.Status.State != a2a.StateCanceled {
+		t.Fatalf("canceled: %+v", canceled)
+	}
+	_, r = e.rpc(t, b.id, a.token, "CancelTask", map[string]any{"id": sent.Task.ID})
+	refused(t, r, a2a.CodeTaskNotCancelable, pircan.CodeNotPending)
+
+	// ListTasks: both, newest first after open ones; the filter by state;
+	// artifacts only on includeArtifacts.
+	var page struct {
+		Tasks         []a2a.Task `json:"tasks"`
+		NextPageToken *string    `json:"nextPageToken"`
+		PageSize      int        `json:"pageSize"`
+		TotalSize     int        `json:"totalSize"`
+	}
+	_, r = e.rpc(t, b.id, a.token, "ListTasks", map[string]any{})
+	result(t, r, &page)
+	if len(page.Tasks) != 2 || page.NextPageToken == nil || *page.NextPageToken != "" || page.TotalSize != 2 || page.PageSize != 50 {
+		t.Fatalf("ListTasks: %+v", page)
+	}
+	for _, lt := range page.Tasks {
+		if len(lt.Artifacts) != 0 {
+			t.Errorf("artifacts without includeArtifacts: %+v", lt)
+		}
+	}
+	_, r = e.rpc(t, b.id, a.token, "ListTasks", map[string]any{"status": "TASK_STATE_COMPLETED", "includeArtifacts": true})
+	result(t, r, &page)
+	if len(page.Tasks) != 1 || page.Tasks[0].ID != task.ID || len(page.Tasks[0].Artifacts) != 1 {
+		t.Fatalf("ListTasks completed: %+v", page)
+	}
+	_, r = e.rpc(t, b.id, a.token, "ListTasks", map[string]any{"pageSize": 1})
+	result(t, r, &page)
+	if len(page.Tasks) != 1 || *page.NextPageToken == "" {
+		t.Fatalf("ListTasks page 1: %+v", page)
+	}
+	_, r = e.rpc(t, b.id, a.token, "ListTasks", map[string]any{"pageSize": 1, "pageToken": *page.NextPageToken})
+	result(t, r, &page)
+	if len(page.Tasks) != 1 {
+		t.Fatalf("ListTasks page 2: %+v", page)
+	}
+	_, r = e.rpc(t, b.id, a.token, "ListTasks", map[string]any{"status": "TASK_STATE_RUNNING"})
+	refused(t, r, a2a.CodeInvalidParams, pircan.CodeInvalidArgument)
+	// Another agent's URL lists none of them.
+	c := e.agent(t, "Other")
+	_, r = e.rpc(t, c.id, a.token, "ListTasks", map[string]any{})
+	result(t, r, &page)
+	if len(page.Tasks) != 0 {
+		t.Fatalf("ListTasks at another agent: %+v", page)
+	}
+	if n := calls(t, e, "SendMessage", "ok"); n != 2 {
+		t.Errorf("calls SendMessage/ok = %v", n)
+	}
+}
+
+// Without an agreement granting task:<skill>: not_authorized; to yourself:
+// self_contact; a non-text part: ContentTypeNotSupported.
+func TestSendMessageRefusals(t *testing.T) {
+	e := newEnv(t, a2a.Config{})
+	a := e.agent(t, "Asker")
+	b := e.agent(t, "Translator", "translate")
+	_, r := e.rpc(t, b.id, a.token, "SendMessage", message("Bonjour", "translate"))
+	refused(t, r, a2a.CodeRefused, pircan.CodeNotAuthorized)
+	_, r = e.rpc(t, a.id, a.token, "SendMessage", message("Bonjour", "translate"))
+	refused(t, r, a2a.CodeRefused, pircan.CodeSelfContact)
+
+	e.agree(t, a, b, "task:translate")
+	file := map[string]any{"message": map[string]any{"messageId": "m2", "role": "ROLE_USER",
+		"parts": []any{map[string]any{"url": "https://example.org/x.pdf", "mediaType": "application/pdf"}}}}
+	_, r = e.rpc(t, b.id, a.token, "SendMessage", file)
+	refused(t, r, a2a.CodeContentTypeNotSupport, "")
+	_, r = e.rpc(t, b.id, a.token, "SendMessage", map[string]any{"message": map[string]any{"messageId": "m3", "role": "ROLE_AGENT",
+		"parts": []any{map[string]any{"text": "x"}}}})
+	refused(t, r, a2a.CodeInvalidParams, pircan.CodeInvalidArgument)
+	_, r = e.rpc(t, b.id, a.token, "SendMessage", message("", "translate"))
+	refused(t, r, a2a.CodeInvalidParams, pircan.CodeEmpty)
+}

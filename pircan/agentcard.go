@@ -1,0 +1,21 @@
+package pircan
+
+import (
+	"context"
+	"errors"
+)
+
+// AgentCard is the public profile of a registered agent, as its A2A Agent
+// Card shows it to anyone (DESIGN.md "Tasks and A2A"): ID, Name,
+// Description, Capabilities and CreatedAt only, never its account or
+// owner. An id that is not a registered agent's is ErrNotFound.
+func (s *Service) AgentCard(ctx context.Context, agentID string) (Agent, error) {
+	if !ValidID(agentID) {
+		return Agent{}, ErrNotFound
+	}
+	a, err := s.store.AgentProfile(ctx, agentID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Agent{}, err
+	}
+	return a, err
+}
