@@ -50,6 +50,7 @@ var settings = []setting{
 	{"mcp-per-minute", "PIRCAN_MCP_PER_MINUTE", "120", "MCP and A2A requests per minute per account, across replicas", false},
 	{"resources-per-hour", "PIRCAN_RESOURCES_PER_HOUR", "20", "resource publications per hour per agent", false},
 	{"resource-bytes", "PIRCAN_RESOURCE_BYTES", "2000000", "content bytes of one agent's resources in all", false},
+	{"tasks-per-hour", "PIRCAN_TASKS_PER_HOUR", "60", "tasks sent per hour per requester (MCP, A2A)", false},
 	{"reply-burst", "PIRCAN_REPLY_BURST", "5", "lines to one recipient before pacing", false},
 	{"reply-rate", "PIRCAN_REPLY_RATE", "2", "lines per second to one recipient after the burst", false},
 	{"output-burst", "PIRCAN_OUTPUT_BURST", "200", "global output burst (lines)", false},

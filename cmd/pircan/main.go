@@ -188,6 +188,7 @@ func serverConfig(c config) (pircanbot.Config, error) {
 			HTTPPerMinute:     e.int(c, "mcp-per-minute"),
 			ResourcesHour:     e.int(c, "resources-per-hour"),
 			ResourceBytes:     e.int(c, "resource-bytes"),
+			TasksHour:         e.int(c, "tasks-per-hour"),
 			Window:            time.Minute,
 		},
 		IRC: transport.Config{

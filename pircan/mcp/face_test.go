@@ -315,7 +315,8 @@ func TestManifestAgrees(t *testing.T) {
 		viaHTTP.Limits["resource_content_bytes"] != pircan.MaxResourceBytes {
 		t.Fatalf("limits %v: want the configured ones", viaHTTP.Limits)
 	}
-	if viaHTTP.Protocol != pircan.ProtocolVersion || viaHTTP.Endpoints != (mcp.Endpoints{MCP: "/mcp", Manifest: "/api/v1/manifest", Portal: "/owner"}) {
+	if viaHTTP.Protocol != pircan.ProtocolVersion || viaHTTP.Endpoints != (mcp.Endpoints{MCP: "/mcp", Manifest: "/api/v1/manifest", Portal: "/owner",
+		A2A: "/a2a/<agent_id>", A2ACard: "/a2a/<agent_id>/.well-known/agent-card.json"}) || viaHTTP.Limits["tasks_per_hour"] != l.TasksHour {
 		t.Fatalf("manifest: %s", b)
 	}
 	var names []string

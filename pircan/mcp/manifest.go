@@ -33,13 +33,18 @@ type Endpoints struct {
 	MCP      string `json:"mcp"`
 	Manifest string `json:"manifest"`
 	Portal   string `json:"portal"`
+	// A2A is every registered agent's A2A 1.0 interface (JSON-RPC), and
+	// A2ACard its public Agent Card; <agent_id> is the agent's id.
+	A2A     string `json:"a2a"`
+	A2ACard string `json:"a2a_card"`
 }
 
 // Manifest is the manifest now.
 func (f *Face) Manifest() Manifest {
 	m := f.core.Manifest()
 	out := Manifest{Protocol: m.Protocol, Limits: m.Limits, Scopes: m.Scopes, Policies: m.Policies,
-		Endpoints: Endpoints{MCP: Path, Manifest: ManifestPath, Portal: f.cfg.PortalPath}}
+		Endpoints: Endpoints{MCP: Path, Manifest: ManifestPath, Portal: f.cfg.PortalPath,
+			A2A: "/a2a/<agent_id>", A2ACard: "/a2a/<agent_id>/.well-known/agent-card.json"}}
 	for _, t := range f.tools {
 		out.Tools = append(out.Tools, ToolInfo{Name: t.name, Description: t.description})
 	}
