@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/creatimus/pircan/internal/callmetrics"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -53,7 +54,7 @@ type Face struct {
 	cfg     Config
 	log     zerolog.Logger
 	mux     *http.ServeMux
-	metrics metrics
+	metrics callmetrics.Calls
 }
 
 // New builds the face.
@@ -62,7 +63,9 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 		cfg.Auth = core
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	f := &Face{core: core, cfg: cfg, log: log, mux: http.NewServeMux(), metrics: newMetrics(cfg.Registerer)}
+	f := &Face{core: core, cfg: cfg, log: log, mux: http.NewServeMux(), metrics: callmetrics.New(cfg.Registerer, "a2a", "method",
+		`A2A calls by method (a JSON-RPC method, "agent_card", or "other" for an unknown one) and result code ("ok", or the spec's error code of the refusal, or the JSON-RPC error's name).`,
+		"Time to answer one A2A call, from the token's account to the response (authentication not included).")}
 	f.mux.HandleFunc("GET "+Path+"{agent}/"+CardPath, f.serveCard)
 	f.mux.HandleFunc("POST "+Path+"{agent}", f.serveRPC)
 	f.mux.HandleFunc("POST "+Path+"{agent}/", f.serveRPC)
@@ -74,30 +77,4 @@ func (f *Face) Handler() http.Handler { return f.mux }
 
 // observe counts one answer: a JSON-RPC method (or "agent_card") and its
 // code ("ok", or the spec §2 code of the refusal).
-func (f *Face) observe(method, code string, start time.Time) {
-	f.metrics.calls.WithLabelValues(method, code).Inc()
-	f.metrics.seconds.WithLabelValues(method).Observe(time.Since(start).Seconds())
-}
-
-type metrics struct {
-	calls   *prometheus.CounterVec
-	seconds *prometheus.HistogramVec
-}
-
-func newMetrics(reg prometheus.Registerer) metrics {
-	m := metrics{
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pircan_a2a_calls_total",
-			Help: `A2A calls by method (a JSON-RPC method, "agent_card", or "other" for an unknown one) and result code ("ok", or the spec's error code of the refusal, or the JSON-RPC error's name).`,
-		}, []string{"method", "code"}),
-		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "pircan_a2a_call_seconds",
-			Help:    "Time to answer one A2A call, from the token's account to the response (authentication not included).",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"method"}),
-	}
-	if reg != nil {
-		reg.MustRegister(m.calls, m.seconds)
-	}
-	return m
-}
+func (f *Face) observe(method, code string, start time.Time) { f.metrics.Observe(method, code, start) }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/creatimus/pircan/internal/callmetrics"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -56,7 +57,7 @@ type Face struct {
 	tools   []tool
 	server  *sdk.Server
 	handler http.Handler
-	metrics metrics
+	metrics callmetrics.Calls
 }
 
 // New builds the face: its tools, the MCP server and its HTTP handler.
@@ -67,7 +68,9 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 	if cfg.PortalPath == "" {
 		cfg.PortalPath = "/owner"
 	}
-	f := &Face{core: core, cfg: cfg, log: log, tools: toolTable(), metrics: newMetrics(cfg.Registerer)}
+	f := &Face{core: core, cfg: cfg, log: log, tools: toolTable(), metrics: callmetrics.New(cfg.Registerer, "mcp", "tool",
+		`MCP tool calls by tool and result code ("ok", or the spec's error code of the refusal); resources/list and resources/read count under their method's name.`,
+		"Time to answer one MCP tool call (or resources/list, resources/read), from the token's account to the result (authentication not included).")}
 	if cfg.BenchNoop {
 		f.tools = append(f.tools, noopTool())
 	}
@@ -228,30 +231,4 @@ func refusalOf(e *pircan.Error) Refusal {
 }
 
 // observe counts one answer of a tool (or of resources/list, resources/read).
-func (f *Face) observe(name, code string, start time.Time) {
-	f.metrics.calls.WithLabelValues(name, code).Inc()
-	f.metrics.seconds.WithLabelValues(name).Observe(time.Since(start).Seconds())
-}
-
-type metrics struct {
-	calls   *prometheus.CounterVec
-	seconds *prometheus.HistogramVec
-}
-
-func newMetrics(reg prometheus.Registerer) metrics {
-	m := metrics{
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pircan_mcp_calls_total",
-			Help: `MCP tool calls by tool and result code ("ok", or the spec's error code of the refusal); resources/list and resources/read count under their method's name.`,
-		}, []string{"tool", "code"}),
-		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "pircan_mcp_call_seconds",
-			Help:    "Time to answer one MCP tool call (or resources/list, resources/read), from the token's account to the result (authentication not included).",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"tool"}),
-	}
-	if reg != nil {
-		reg.MustRegister(m.calls, m.seconds)
-	}
-	return m
-}
+func (f *Face) observe(name, code string, start time.Time) { f.metrics.Observe(name, code, start) }
