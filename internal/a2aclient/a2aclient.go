@@ -5,20 +5,10 @@
 package a2aclient
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"github.com/creatimus/pircan/internal/nodeclient"
-	"os"
-	"os/exec"
 	"testing"
-	"time"
 )
-
-// runTimeout bounds one run of the client, so a hung server fails the test
-// instead of the whole binary; a Poll step's own timeout must fit in it.
-const runTimeout = 2 * time.Minute
 
 // Terminal are the task states a Poll with no states waits for: PIRCAN's
 // final ones (A2A's TASK_STATE_COMPLETED is "completed", and so on).
@@ -74,49 +64,13 @@ func Poll(id string, states ...string) Step {
 // itself fails.
 func Run(t testing.TB, cardURL, token string, steps ...Step) []Outcome {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("a2aclient: node is not installed (dev/test installs it): the A2A JavaScript SDK client cannot run")
-	}
-	dir := nodeclient.Dir(t, "testdata/a2aclient")
-	plan, err := json.Marshal(steps)
-	if err != nil {
-		t.Fatalf("a2aclient: plan: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "A2A_CARD_URL="+cardURL, "A2A_TOKEN="+token)
-	cmd.Stdin = bytes.NewReader(plan)
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("a2aclient: node client.mjs: %v\nplan: %s\nstdout:\n%s\nstderr:\n%s", err, plan, stdout.String(), stderr.String())
-	}
-	outcomes := parseOutcomes(t, stdout.Bytes(), stderr.String())
-	if len(outcomes) != len(steps) {
-		t.Fatalf("a2aclient: %d steps but %d outcomes\nplan: %s\nstdout:\n%s\nstderr:\n%s", len(steps), len(outcomes), plan, stdout.String(), stderr.String())
-	}
-	return outcomes
-}
-
-func parseOutcomes(t testing.TB, stdout []byte, stderr string) []Outcome {
-	t.Helper()
-	var outcomes []Outcome
-	sc := bufio.NewScanner(bytes.NewReader(stdout))
-	sc.Buffer(nil, 64<<20) // tasks of 60,000-byte texts, JSON-escaped, several times over
-	for sc.Scan() {
-		var o Outcome
-		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
-			t.Fatalf("a2aclient: outcome line %d: %v: %s\nstderr:\n%s", len(outcomes)+1, err, sc.Bytes(), stderr)
+	lines := nodeclient.Run(t, "testdata/a2aclient", []string{"A2A_CARD_URL=" + cardURL, "A2A_TOKEN=" + token}, steps, len(steps))
+	outcomes := make([]Outcome, len(lines))
+	for i, line := range lines {
+		if err := json.Unmarshal(line, &outcomes[i]); err != nil {
+			t.Fatalf("a2aclient: outcome line %d: %v: %s", i+1, err, line)
 		}
-		o.Line = sc.Text()
-		outcomes = append(outcomes, o)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("a2aclient: reading outcomes: %v\nstderr:\n%s", err, stderr)
+		outcomes[i].Line = string(line)
 	}
 	return outcomes
 }

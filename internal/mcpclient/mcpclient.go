@@ -5,20 +5,10 @@
 package mcpclient
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"github.com/creatimus/pircan/internal/nodeclient"
-	"os"
-	"os/exec"
 	"testing"
-	"time"
 )
-
-// runTimeout bounds one run of the client (the SDK's own request timeout is
-// 60 s), so a hung server fails the test instead of the whole binary.
-const runTimeout = 2 * time.Minute
 
 // Step is one thing the client does after connecting (see client.mjs).
 type Step struct {
@@ -54,49 +44,13 @@ func ConnectFails() Step { return Step{Op: "connect_expect_fail"} }
 // it, with the client's stderr, when the harness itself fails.
 func Run(t testing.TB, url, token string, steps ...Step) []Outcome {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("mcpclient: node is not installed (dev/test installs it): the TypeScript SDK client cannot run")
-	}
-	dir := nodeclient.Dir(t, "testdata/mcpclient")
-	plan, err := json.Marshal(steps)
-	if err != nil {
-		t.Fatalf("mcpclient: plan: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PIRCAN_MCP_URL="+url, "PIRCAN_MCP_TOKEN="+token)
-	cmd.Stdin = bytes.NewReader(plan)
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("mcpclient: node client.mjs: %v\nplan: %s\nstdout:\n%s\nstderr:\n%s", err, plan, stdout.String(), stderr.String())
-	}
-	outcomes := parseOutcomes(t, stdout.Bytes(), stderr.String())
-	if len(outcomes) != len(steps) {
-		t.Fatalf("mcpclient: %d steps but %d outcomes\nplan: %s\nstdout:\n%s\nstderr:\n%s", len(steps), len(outcomes), plan, stdout.String(), stderr.String())
-	}
-	return outcomes
-}
-
-func parseOutcomes(t testing.TB, stdout []byte, stderr string) []Outcome {
-	t.Helper()
-	var outcomes []Outcome
-	sc := bufio.NewScanner(bytes.NewReader(stdout))
-	sc.Buffer(nil, 64<<20) // a 60,000-byte message, JSON-escaped, several times over
-	for sc.Scan() {
-		var o Outcome
-		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
-			t.Fatalf("mcpclient: outcome line %d: %v: %s\nstderr:\n%s", len(outcomes)+1, err, sc.Bytes(), stderr)
+	lines := nodeclient.Run(t, "testdata/mcpclient", []string{"PIRCAN_MCP_URL=" + url, "PIRCAN_MCP_TOKEN=" + token}, steps, len(steps))
+	outcomes := make([]Outcome, len(lines))
+	for i, line := range lines {
+		if err := json.Unmarshal(line, &outcomes[i]); err != nil {
+			t.Fatalf("mcpclient: outcome line %d: %v: %s", i+1, err, line)
 		}
-		o.Line = sc.Text()
-		outcomes = append(outcomes, o)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("mcpclient: reading outcomes: %v\nstderr:\n%s", err, stderr)
+		outcomes[i].Line = string(line)
 	}
 	return outcomes
 }

@@ -4,6 +4,10 @@
 package nodeclient
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +15,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 type install struct {
@@ -80,4 +85,49 @@ func repoRoot(clientPath string) (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// runTimeout bounds one run of a client: its whole plan.
+const runTimeout = 2 * time.Minute
+
+// Run has node run clientPath's client.mjs with env added, feeds it the
+// plan (JSON) on stdin and returns its stdout lines, one per step: exactly
+// steps of them, else the test fails with the plan, stdout and stderr. It
+// skips the test when node is not installed.
+func Run(t testing.TB, clientPath string, env []string, plan any, steps int) [][]byte {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("%s: node is not installed (dev/test installs it): the SDK client cannot run", clientPath)
+	}
+	dir := Dir(t, clientPath)
+	in, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatalf("%s: plan: %v", clientPath, err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = bytes.NewReader(in)
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: node client.mjs: %v\nplan: %s\nstdout:\n%s\nstderr:\n%s", clientPath, err, in, stdout.String(), stderr.String())
+	}
+	var lines [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(stdout.Bytes()))
+	sc.Buffer(nil, 64<<20) // 60,000-byte texts, JSON-escaped, several times over
+	for sc.Scan() {
+		lines = append(lines, append([]byte(nil), sc.Bytes()...))
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: reading outcomes: %v\nstderr:\n%s", clientPath, err, stderr.String())
+	}
+	if len(lines) != steps {
+		t.Fatalf("%s: %d steps but %d outcomes\nplan: %s\nstdout:\n%s\nstderr:\n%s", clientPath, steps, len(lines), in, stdout.String(), stderr.String())
+	}
+	return lines
 }
