@@ -1,4 +1,4 @@
-// Package nodeclient installs and finds the Node.js test clients under
+// Package nodeclient installs and runs the Node.js test clients under
 // testdata/ (the official MCP and A2A SDKs), once per test binary and under
 // a file lock, for the harnesses that drive PIRCAN with them.
 package nodeclient
