@@ -63,10 +63,19 @@ type env struct {
 	reg  *prometheus.Registry
 }
 
-func newEnv(t *testing.T, cfg a2a.Config) *env {
+func newEnv(t testing.TB, cfg a2a.Config) *env {
 	t.Helper()
+	return newEnvWith(t, limits(), cfg)
+}
+
+func limits() pircan.Limits {
 	l := pircan.DefaultLimits
 	l.RegistrationsHour = 1 << 30 // the shared database registers every test's agents
+	return l
+}
+
+func newEnvWith(t testing.TB, l pircan.Limits, cfg a2a.Config) *env {
+	t.Helper()
 	core := pircan.NewService(shared, pircan.Config{Limits: l}, zerolog.Nop())
 	t.Cleanup(core.WaitReads)
 	reg := prometheus.NewRegistry()
@@ -85,7 +94,7 @@ type agent struct {
 	caller    pircan.Caller
 }
 
-func (e *env) agent(t *testing.T, name string, caps ...string) agent {
+func (e *env) agent(t testing.TB, name string, caps ...string) agent {
 	t.Helper()
 	ctx := t.Context()
 	account := unique("a2a")
@@ -108,7 +117,7 @@ func (e *env) agent(t *testing.T, name string, caps ...string) agent {
 }
 
 // agree has from ask to for scopes and to accept; it returns the agreement.
-func (e *env) agree(t *testing.T, from, to agent, scopes ...string) string {
+func (e *env) agree(t testing.TB, from, to agent, scopes ...string) string {
 	t.Helper()
 	purpose := "tasks"
 	r, err := e.core.Contact(t.Context(), from.caller, pircan.ContactArgs{To: &to.id, Purpose: &purpose, Scopes: &scopes})

@@ -1,0 +1,287 @@
+package a2a_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/a2a"
+	"github.com/creatimus/pircan/pircan/mcp"
+)
+
+// BenchmarkA2A times SendMessage through the whole A2A face (BENCHMARKS.md
+// "A2A: SendMessage → task visible"): a plain net/http client, real HTTP
+// over loopback, the bearer check, Admit, the caller, SendTask's
+// transaction in Postgres, the rendered task. Each of up to benchClients
+// clients is its own requester agent with a task:bench agreement to one
+// target, its own token and its own keep-alive connection; b.N calls are
+// split between the clients of a sub-benchmark, which call in a loop.
+//
+//   - floor_mcp/clients=N: the MCP face's noop tool (mcp.Config.BenchNoop)
+//     on a server of its own over the same core and store, called by the
+//     same accounts with the go-sdk client, as BenchmarkMCP does.
+//   - floor_a2a/clients=N: GetTask with an id that is not one, by the same
+//     raw client: the face's path up to the core's argument check (bearer
+//     check, Admit, Caller, the envelope and the params), a constant error.
+//   - send/clients=N: SendMessage's latency.
+//   - send_visible/clients=1: from SendMessage's start until the target's
+//     incoming open tasks (core.Tasks, newest first) hold the task; polls/op
+//     is the listings it took (1: visible as soon as the send returned).
+//
+// Raised for it: Limits.HTTPPerMinute (120 → 2^30, so Admit still counts
+// every call in the database but never refuses), TasksHour (60 → 2^30) and
+// RegistrationsHour (setup only).
+func BenchmarkA2A(b *testing.B) {
+	l := limits()
+	l.HTTPPerMinute = 1 << 30
+	l.TasksHour = 1 << 30
+	e := newEnvWith(b, l, a2a.Config{})
+	mcpURL := mcpServer(b, e.core)
+	start := time.Now()
+	target := e.agent(b, "Bench target", "bench")
+	clients := make([]*benchClient, benchClients)
+	for i := range clients {
+		a := e.agent(b, fmt.Sprintf("Bench asker %d", i))
+		e.agree(b, a, target, "task:bench")
+		// A transport per client: http.DefaultTransport keeps only 2 idle
+		// connections per host, so 50 clients on it would reconnect.
+		clients[i] = &benchClient{e: e, a: a, target: target.id,
+			http: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
+		clients[i].mcp = mcpSession(b, mcpURL, a.token)
+	}
+	b.Logf("setup: %d requesters with agreements: %v", benchClients, time.Since(start))
+
+	// The floors run just before the send at the same concurrency, so they
+	// stand side by side in one run.
+	for _, n := range []int{1, benchClients} {
+		cs := clients[:n]
+		b.Run(fmt.Sprintf("floor_mcp/clients=%d", n), func(b *testing.B) {
+			benchCalls(b, cs, (*benchClient).noop)
+		})
+		b.Run(fmt.Sprintf("floor_a2a/clients=%d", n), func(b *testing.B) {
+			benchCalls(b, cs, (*benchClient).floor)
+		})
+		b.Run(fmt.Sprintf("send/clients=%d", n), func(b *testing.B) {
+			benchCalls(b, cs, func(c *benchClient, b *testing.B) error { _, err := c.send(b); return err })
+		})
+	}
+	polls := 0
+	b.Run("send_visible/clients=1", func(b *testing.B) {
+		polls = 0
+		benchCalls(b, clients[:1], func(c *benchClient, b *testing.B) error {
+			n, err := c.sendVisible(b, target.caller)
+			polls += n
+			return err
+		})
+		b.ReportMetric(float64(polls)/float64(b.N+1), "polls/op") // +1: the untimed call
+	})
+	open, err := e.core.Tasks(b.Context(), target.caller, pircan.ListTasksArgs{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("the target's open tasks at the end: %d", open.Total)
+}
+
+const benchClients = 50
+
+// benchClient is one requester: its agent, token and connection.
+type benchClient struct {
+	e      *env
+	a      agent
+	target string
+	http   *http.Client
+	mcp    *sdk.ClientSession
+	seq    int
+}
+
+// post sends one JSON-RPC request to the target's URL and decodes the
+// answer; a JSON-RPC error is returned as rpcResponse.Error.
+func (c *benchClient) post(b *testing.B, method string, params any) (rpcResponse, error) {
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+	if err != nil {
+		return rpcResponse{}, err
+	}
+	req, err := http.NewRequestWithContext(b.Context(), http.MethodPost, c.e.srv.URL+a2a.Path+c.target, bytes.NewReader(body))
+	if err != nil {
+		return rpcResponse{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Authorization", "Bearer "+c.a.token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return rpcResponse{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body) // all of it, so the connection is reused
+	if err != nil {
+		return rpcResponse{}, err
+	}
+	var out rpcResponse
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, fmt.Errorf("%s: %d %s", method, resp.StatusCode, raw)
+	}
+	return out, nil
+}
+
+// send is one SendMessage; it returns the task's id.
+func (c *benchClient) send(b *testing.B) (string, error) {
+	c.seq++
+	params := map[string]any{"message": map[string]any{"messageId": fmt.Sprintf("m%d", c.seq), "role": "ROLE_USER",
+		"parts": []any{map[string]any{"text": "Benchmark task: nothing to do."}}, "metadata": map[string]any{"skill": "bench"}}}
+	r, err := c.post(b, "SendMessage", params)
+	if err != nil {
+		return "", err
+	}
+	if r.Error != nil {
+		return "", fmt.Errorf("SendMessage: %d %s", r.Error.Code, r.Error.Message)
+	}
+	var sent struct{ Task a2a.Task }
+	if err := json.Unmarshal(r.Result, &sent); err != nil || sent.Task.ID == "" {
+		return "", fmt.Errorf("SendMessage: result %s: %v", r.Result, err)
+	}
+	return sent.Task.ID, nil
+}
+
+// maxPolls bounds send_visible's listings of one task: a task still not
+// visible after them fails the benchmark.
+const maxPolls = 1000
+
+// sendVisible sends a task and lists the target's incoming open tasks
+// until they hold it; it returns how many listings that took. Newest come
+// first and one client sends at a time, so the first page is enough.
+func (c *benchClient) sendVisible(b *testing.B, target pircan.Caller) (int, error) {
+	id, err := c.send(b)
+	if err != nil {
+		return 0, err
+	}
+	for n := 1; n <= maxPolls; n++ {
+		page, err := c.e.core.Tasks(b.Context(), target, pircan.ListTasksArgs{})
+		if err != nil {
+			return n, err
+		}
+		if slices.ContainsFunc(page.Items, func(t pircan.Task) bool { return t.ID == id }) {
+			return n, nil
+		}
+	}
+	return maxPolls, fmt.Errorf("task %s not visible after %d listings", id, maxPolls)
+}
+
+// floor is GetTask of an id that is not one: refused by the core's
+// argument check, after the same path as every call up to the operation.
+func (c *benchClient) floor(b *testing.B) error {
+	r, err := c.post(b, "GetTask", map[string]any{"id": "not-an-id"})
+	if err != nil {
+		return err
+	}
+	if r.Error == nil || r.Error.Code != a2a.CodeInvalidParams {
+		return fmt.Errorf("GetTask not-an-id: %+v %s", r.Error, r.Result)
+	}
+	return nil
+}
+
+// noop calls the MCP face's noop tool.
+func (c *benchClient) noop(b *testing.B) error {
+	res, err := c.mcp.CallTool(b.Context(), &sdk.CallToolParams{Name: "noop", Arguments: map[string]any{}})
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return errors.New("noop refused")
+	}
+	return nil
+}
+
+// mcpServer serves the MCP face with its noop tool over the same core.
+func mcpServer(b *testing.B, core *pircan.Service) string {
+	face := mcp.New(core, mcp.Config{BenchNoop: true}, zerolog.Nop())
+	mux := http.NewServeMux()
+	mux.Handle("POST "+mcp.Path, face.Handler())
+	srv := httptest.NewServer(mux)
+	b.Cleanup(srv.Close)
+	return srv.URL + mcp.Path
+}
+
+// mcpSession is a go-sdk client session with the token, on a connection
+// of its own.
+func mcpSession(b *testing.B, url, token string) *sdk.ClientSession {
+	c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+	rt := bearer{token, http.DefaultTransport.(*http.Transport).Clone()}
+	cs, err := c.Connect(b.Context(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (t bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return t.next.RoundTrip(r)
+}
+
+// benchCalls has the clients make b.N calls of one between them, each in a
+// loop of its own, after one untimed call each, and reports the latency's
+// p50/p99 (nearest rank over every call) and the calls per second (over
+// the timed region's wall time, all clients together).
+func benchCalls(b *testing.B, clients []*benchClient, one func(*benchClient, *testing.B) error) {
+	for _, c := range clients {
+		if err := one(c, b); err != nil {
+			b.Fatal(err)
+		}
+	}
+	durs := make([][]time.Duration, len(clients))
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	t0 := time.Now()
+	for i, c := range clients {
+		share := b.N / len(clients)
+		if i < b.N%len(clients) {
+			share++
+		}
+		durs[i] = make([]time.Duration, 0, share)
+		wg.Go(func() {
+			for range share {
+				s := time.Now()
+				if errs[i] = one(c, b); errs[i] != nil {
+					return
+				}
+				durs[i] = append(durs[i], time.Since(s))
+			}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(t0)
+	b.StopTimer()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	all := slices.Sorted(slices.Values(slices.Concat(durs...)))
+	rank := func(q float64) float64 { // nearest rank
+		return float64(all[max(int(q*float64(len(all))+0.999999)-1, 0)]) / 1e6
+	}
+	b.ReportMetric(rank(0.50), "p50-ms")
+	b.ReportMetric(rank(0.99), "p99-ms")
+	b.ReportMetric(float64(len(all))/wall.Seconds(), "req/s")
+}
