@@ -518,26 +518,6 @@ func replyRefListLen(l []string) int {
 	return n
 }
 
-// replyPrefixSubsequence reports whether every item of got is a prefix of an
-// item of want, in order (items dropped or shortened, never invented).
-func replyPrefixSubsequence(got []any, want []string) bool {
-	j := 0
-	for _, g := range got {
-		gs, ok := g.(string)
-		if !ok {
-			return false
-		}
-		for j < len(want) && !strings.HasPrefix(want[j], gs) {
-			j++
-		}
-		if j == len(want) {
-			return false
-		}
-		j++
-	}
-	return true
-}
-
 // replyRaw reports a character that must never appear raw in a reply: C0,
 // DEL, C1, the line and paragraph separators and the bidi controls.
 func replyRaw(r rune) bool {
