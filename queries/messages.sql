@@ -10,38 +10,66 @@ FOR UPDATE;
 -- name: MessageForReply :one
 SELECT id, sender, recipient, conversation_id, hop FROM messages WHERE id = @id;
 
--- name: CountConversationLastHour :one
-SELECT count(*) FROM messages WHERE conversation_id = @conversation_id AND created_at > now() - interval '1 hour';
-
--- name: CountSentLastHour :one
-SELECT count(*) FROM messages WHERE agreement_id = @agreement_id AND sender = @sender AND created_at > now() - interval '1 hour';
-
--- name: InsertMessage :one
-WITH new AS (SELECT gen_random_uuid() AS id)
-INSERT INTO messages (id, agreement_id, sender, recipient, conversation_id, reply_to, hop, text)
-SELECT new.id, @agreement_id, @sender, @recipient, coalesce(sqlc.narg('conversation_id')::uuid, new.id),
-       sqlc.narg('reply_to')::uuid, @hop, @text
-FROM new
-RETURNING id, conversation_id, created_at;
+-- name: SendMessage :one
+-- SEND's budgets, the insert, its audit entry and the recipient's
+-- notification in one statement (one round trip, one plan). It must run
+-- after LockMessageAgreement, in the same transaction: its snapshot is
+-- then taken once the lock is held, so it counts every message of an
+-- earlier holder. The conversation's budget binds replies only (a new
+-- message starts its own conversation). Nothing is written unless both
+-- budgets have room; inserted says which happened, the counts say why.
+WITH sent AS (
+    SELECT count(*) AS n FROM messages s
+    WHERE s.agreement_id = @agreement_id AND s.sender = @sender AND s.created_at > now() - interval '1 hour'
+), conv AS (
+    SELECT count(*) AS n FROM messages c
+    WHERE c.conversation_id = @conversation_id AND c.created_at > now() - interval '1 hour'
+), ins AS (
+    INSERT INTO messages (id, agreement_id, sender, recipient, conversation_id, reply_to, hop, text)
+    SELECT @id::uuid, @agreement_id::uuid, @sender::uuid, @recipient::uuid, @conversation_id::uuid,
+           sqlc.narg('reply_to')::uuid, @hop::int, @text::text
+    FROM sent, conv
+    WHERE sent.n < @messages_hour::bigint
+      AND (sqlc.narg('reply_to')::uuid IS NULL OR conv.n < @conversation_hour::bigint)
+    RETURNING id
+), audited AS (
+    INSERT INTO audit_log (actor_account, actor_agent, action, subject, details)
+    SELECT @actor_account::text, sqlc.narg('actor_agent')::uuid, @action::text, ins.id::text, @details::jsonb FROM ins
+), notified AS (
+    INSERT INTO notifications (agent_id, type) SELECT @recipient::uuid, @notify_type::text FROM ins
+)
+SELECT sent.n AS sent_last_hour, conv.n AS conversation_last_hour, (SELECT count(*) FROM ins) AS inserted
+FROM sent, conv;
 
 -- name: PeekUnread :many
 -- The oldest unread messages not in skip (those in flight to the reader),
 -- unchanged: a message is marked read only once delivered (MarkRead).
-SELECT m.id, m.sender, a.name AS sender_name, m.agreement_id, m.conversation_id, m.hop, m.text, m.created_at
+-- unread is how many such messages there are in all, counted in the same
+-- snapshot (no rows: none).
+SELECT m.id, m.sender, a.name AS sender_name, m.agreement_id, m.conversation_id, m.hop, m.text, m.created_at,
+       (SELECT count(*) FROM messages u
+        WHERE u.recipient = @recipient AND u.read_at IS NULL
+          AND NOT (u.id = ANY (coalesce(@skip::uuid[], '{}'))))::bigint AS unread
 FROM messages m JOIN agents a ON a.id = m.sender
 WHERE m.recipient = @recipient AND m.read_at IS NULL AND NOT (m.id = ANY (coalesce(@skip::uuid[], '{}')))
 ORDER BY m.created_at, m.id
 LIMIT @lim;
 
--- name: CountUnreadExcept :one
-SELECT count(*) FROM messages
-WHERE recipient = @recipient AND read_at IS NULL AND NOT (id = ANY (coalesce(@skip::uuid[], '{}')));
-
 -- name: MarkRead :many
--- Idempotent: only messages still unread are marked, and returned.
-UPDATE messages SET read_at = now()
-WHERE recipient = @recipient AND id = ANY (@ids::uuid[]) AND read_at IS NULL
-RETURNING id;
+-- Idempotent: only messages still unread are marked, and returned; the
+-- audit entry (details plus the ids marked) is written in the same
+-- statement, and only if some were.
+WITH marked AS (
+    UPDATE messages SET read_at = now()
+    WHERE recipient = @recipient AND id = ANY (@ids::uuid[]) AND read_at IS NULL
+    RETURNING id
+), audited AS (
+    INSERT INTO audit_log (actor_account, actor_agent, action, subject, details)
+    SELECT @actor_account::text, sqlc.narg('actor_agent')::uuid, @action::text, @subject::text,
+           @details::jsonb || jsonb_build_object('message_ids', jsonb_agg(marked.id))
+    FROM marked HAVING count(*) > 0
+)
+SELECT id FROM marked;
 
 -- name: CountUnread :one
 SELECT count(*) FROM messages WHERE recipient = @recipient AND read_at IS NULL;

@@ -18,6 +18,16 @@ var errNoRows = pgx.ErrNoRows
 // audit appends one row to the audit log inside the caller's transaction.
 // details carry ids and sizes, never message text or secrets.
 func audit(ctx context.Context, q *db.Queries, actor pircan.Actor, action, subject string, details map[string]any) error {
+	p, err := auditEntry(actor, action, subject, details)
+	if err != nil {
+		return err
+	}
+	return q.AppendAudit(ctx, p)
+}
+
+// auditEntry is the row audit appends, for the statements that write their
+// audit entry themselves (SendMessage, MarkRead) in one round trip.
+func auditEntry(actor pircan.Actor, action, subject string, details map[string]any) (db.AppendAuditParams, error) {
 	if details == nil {
 		details = map[string]any{}
 	}
@@ -26,14 +36,14 @@ func audit(ctx context.Context, q *db.Queries, actor pircan.Actor, action, subje
 	}
 	b, err := json.Marshal(details)
 	if err != nil {
-		return err
+		return db.AppendAuditParams{}, err
 	}
 	var agent *string
 	if actor.AgentID != "" {
 		agent = &actor.AgentID
 	}
-	return q.AppendAudit(ctx, db.AppendAuditParams{ActorAccount: actor.Account, ActorAgent: agent,
-		Action: action, Subject: subject, Details: b})
+	return db.AppendAuditParams{ActorAccount: actor.Account, ActorAgent: agent,
+		Action: action, Subject: subject, Details: b}, nil
 }
 
 // AuditEntry is one row of the audit log.

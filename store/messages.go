@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 
+	"github.com/google/uuid"
+
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store/db"
 )
 
 // Send implements pircan.Store. The agreement row is locked for the whole
-// transaction, so the budgets below are counted without a race.
+// transaction, so the budgets are counted without a race; the counts, the
+// insert, its audit entry and the notification are then one statement
+// (SendMessage), so a SEND is four round trips: BEGIN, the lock, that
+// statement, COMMIT (a reply one more, to read its parent).
 func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessage, l pircan.Limits) (pircan.SentMessage, error) {
 	var sent pircan.SentMessage
 	me := actor.AgentID
@@ -24,7 +29,12 @@ func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessag
 			}
 			return err
 		}
-		p := db.InsertMessageParams{AgreementID: agreementID, Sender: me, Recipient: m.To, Text: m.Text}
+		// The id is chosen here so that the audit entry, written by the
+		// same statement, can be built beforehand.
+		id := uuid.NewString()
+		p := db.SendMessageParams{ID: id, AgreementID: agreementID, Sender: me, Recipient: m.To, Text: m.Text,
+			ConversationID: id, MessagesHour: int64(l.MessagesHour), ConversationHour: int64(l.ConversationHour),
+			NotifyType: pircan.NotifyMessage}
 		if m.ReplyTo != "" {
 			parent, err := q.MessageForReply(ctx, m.ReplyTo)
 			if err != nil {
@@ -33,29 +43,29 @@ func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessag
 			if !(parent.Sender == m.To && parent.Recipient == me || parent.Sender == me && parent.Recipient == m.To) {
 				return pircan.ErrInvalidReplyTo
 			}
-			p.ReplyTo, p.ConversationID, p.Hop = &parent.ID, &parent.ConversationID, parent.Hop+1
+			p.ReplyTo, p.ConversationID, p.Hop = &parent.ID, parent.ConversationID, parent.Hop+1
 			if int(p.Hop) > l.MaxHops {
 				return pircan.ErrLoopLimit
 			}
-			n, err := q.CountConversationLastHour(ctx, parent.ConversationID)
-			if err != nil || n >= int64(l.ConversationHour) {
-				return orErr(err, pircan.ErrConversationBudget)
-			}
 		}
-		n, err := q.CountSentLastHour(ctx, db.CountSentLastHourParams{AgreementID: agreementID, Sender: me})
-		if err != nil || n >= int64(l.MessagesHour) {
-			return orErr(err, pircan.ErrRateLimited)
-		}
-		row, err := q.InsertMessage(ctx, p)
+		e, err := auditEntry(actor, "message.send", id, map[string]any{"to": m.To, "agreement_id": agreementID,
+			"conversation_id": p.ConversationID, "hop": p.Hop, "bytes": len(m.Text)})
 		if err != nil {
 			return err
 		}
-		sent = pircan.SentMessage{MessageID: row.ID, ConversationID: row.ConversationID, AgreementID: agreementID, Hop: int(p.Hop)}
-		if err := audit(ctx, q, actor, "message.send", row.ID, map[string]any{"to": m.To, "agreement_id": agreementID,
-			"conversation_id": row.ConversationID, "hop": p.Hop, "bytes": len(m.Text)}); err != nil {
+		p.ActorAccount, p.ActorAgent, p.Action, p.Details = e.ActorAccount, e.ActorAgent, e.Action, e.Details
+		row, err := q.SendMessage(ctx, p)
+		switch {
+		case err != nil:
 			return err
+		case row.Inserted == 1:
+			sent = pircan.SentMessage{MessageID: id, ConversationID: p.ConversationID, AgreementID: agreementID, Hop: int(p.Hop)}
+			return nil
+		case m.ReplyTo != "" && row.ConversationLastHour >= p.ConversationHour:
+			return pircan.ErrConversationBudget
+		default:
+			return pircan.ErrRateLimited
 		}
-		return notify(ctx, q, m.To, pircan.NotifyMessage)
 	})
 	return sent, err
 }
@@ -69,11 +79,12 @@ func notFoundOr(err error) error {
 	return err
 }
 
-// Inbox implements pircan.Store: it reads, and changes nothing.
+// Inbox implements pircan.Store: it reads, and changes nothing, in one
+// statement (the page and the count of the rest share its snapshot).
 func (s *Store) Inbox(ctx context.Context, actor pircan.Actor, limit int, skip []string) ([]pircan.Message, int, error) {
 	var out []pircan.Message
 	remaining := 0
-	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
 		rows, err := q.PeekUnread(ctx, db.PeekUnreadParams{Recipient: actor.AgentID, Skip: skip, Lim: int32(limit)})
 		if err != nil {
 			return err
@@ -81,25 +92,26 @@ func (s *Store) Inbox(ctx context.Context, actor pircan.Actor, limit int, skip [
 		for _, r := range rows {
 			out = append(out, pircan.Message{MessageID: r.ID, From: pircan.PartyRef{AgentID: r.Sender, Name: r.SenderName},
 				AgreementID: r.AgreementID, ConversationID: r.ConversationID, Hop: int(r.Hop), At: r.CreatedAt, Text: r.Text})
+			remaining = max(0, int(r.Unread)-len(rows))
 		}
-		n, err := q.CountUnreadExcept(ctx, db.CountUnreadExceptParams{Recipient: actor.AgentID, Skip: skip})
-		remaining = max(0, int(n)-len(rows))
-		return err
+		return nil
 	})
 	return out, remaining, err
 }
 
 // MarkRead implements pircan.Store. Only messages still unread change (and
-// are audited), so marking twice is harmless.
+// are audited, by the same statement), so marking twice is harmless.
 func (s *Store) MarkRead(ctx context.Context, actor pircan.Actor, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		marked, err := q.MarkRead(ctx, db.MarkReadParams{Recipient: actor.AgentID, Ids: ids})
-		if err != nil || len(marked) == 0 {
-			return err
-		}
-		return audit(ctx, q, actor, "message.read", actor.AgentID, map[string]any{"message_ids": marked})
+	e, err := auditEntry(actor, "message.read", actor.AgentID, nil)
+	if err != nil {
+		return err
+	}
+	return s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		_, err := q.MarkRead(ctx, db.MarkReadParams{Recipient: actor.AgentID, Ids: ids, ActorAccount: e.ActorAccount,
+			ActorAgent: e.ActorAgent, Action: e.Action, Subject: e.Subject, Details: e.Details})
+		return err
 	})
 }

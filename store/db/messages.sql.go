@@ -10,33 +10,6 @@ import (
 	"time"
 )
 
-const countConversationLastHour = `-- name: CountConversationLastHour :one
-SELECT count(*) FROM messages WHERE conversation_id = $1 AND created_at > now() - interval '1 hour'
-`
-
-func (q *Queries) CountConversationLastHour(ctx context.Context, conversationID string) (int64, error) {
-	row := q.db.QueryRow(ctx, countConversationLastHour, conversationID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
-const countSentLastHour = `-- name: CountSentLastHour :one
-SELECT count(*) FROM messages WHERE agreement_id = $1 AND sender = $2 AND created_at > now() - interval '1 hour'
-`
-
-type CountSentLastHourParams struct {
-	AgreementID string
-	Sender      string
-}
-
-func (q *Queries) CountSentLastHour(ctx context.Context, arg CountSentLastHourParams) (int64, error) {
-	row := q.db.QueryRow(ctx, countSentLastHour, arg.AgreementID, arg.Sender)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const countUnread = `-- name: CountUnread :one
 SELECT count(*) FROM messages WHERE recipient = $1 AND read_at IS NULL
 `
@@ -46,63 +19,6 @@ func (q *Queries) CountUnread(ctx context.Context, recipient string) (int64, err
 	var count int64
 	err := row.Scan(&count)
 	return count, err
-}
-
-const countUnreadExcept = `-- name: CountUnreadExcept :one
-SELECT count(*) FROM messages
-WHERE recipient = $1 AND read_at IS NULL AND NOT (id = ANY (coalesce($2::uuid[], '{}')))
-`
-
-type CountUnreadExceptParams struct {
-	Recipient string
-	Skip      []string
-}
-
-func (q *Queries) CountUnreadExcept(ctx context.Context, arg CountUnreadExceptParams) (int64, error) {
-	row := q.db.QueryRow(ctx, countUnreadExcept, arg.Recipient, arg.Skip)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
-const insertMessage = `-- name: InsertMessage :one
-WITH new AS (SELECT gen_random_uuid() AS id)
-INSERT INTO messages (id, agreement_id, sender, recipient, conversation_id, reply_to, hop, text)
-SELECT new.id, $1, $2, $3, coalesce($4::uuid, new.id),
-       $5::uuid, $6, $7
-FROM new
-RETURNING id, conversation_id, created_at
-`
-
-type InsertMessageParams struct {
-	AgreementID    string
-	Sender         string
-	Recipient      string
-	ConversationID *string
-	ReplyTo        *string
-	Hop            int32
-	Text           string
-}
-
-type InsertMessageRow struct {
-	ID             string
-	ConversationID string
-	CreatedAt      time.Time
-}
-
-func (q *Queries) InsertMessage(ctx context.Context, arg InsertMessageParams) (InsertMessageRow, error) {
-	row := q.db.QueryRow(ctx, insertMessage,
-		arg.AgreementID,
-		arg.Sender,
-		arg.Recipient,
-		arg.ConversationID,
-		arg.ReplyTo,
-		arg.Hop,
-		arg.Text,
-	)
-	var i InsertMessageRow
-	err := row.Scan(&i.ID, &i.ConversationID, &i.CreatedAt)
-	return i, err
 }
 
 const lockMessageAgreement = `-- name: LockMessageAgreement :one
@@ -128,19 +44,42 @@ func (q *Queries) LockMessageAgreement(ctx context.Context, arg LockMessageAgree
 }
 
 const markRead = `-- name: MarkRead :many
-UPDATE messages SET read_at = now()
-WHERE recipient = $1 AND id = ANY ($2::uuid[]) AND read_at IS NULL
-RETURNING id
+WITH marked AS (
+    UPDATE messages SET read_at = now()
+    WHERE recipient = $1 AND id = ANY ($2::uuid[]) AND read_at IS NULL
+    RETURNING id
+), audited AS (
+    INSERT INTO audit_log (actor_account, actor_agent, action, subject, details)
+    SELECT $3::text, $4::uuid, $5::text, $6::text,
+           $7::jsonb || jsonb_build_object('message_ids', jsonb_agg(marked.id))
+    FROM marked HAVING count(*) > 0
+)
+SELECT id FROM marked
 `
 
 type MarkReadParams struct {
-	Recipient string
-	Ids       []string
+	Recipient    string
+	Ids          []string
+	ActorAccount string
+	ActorAgent   *string
+	Action       string
+	Subject      string
+	Details      []byte
 }
 
-// Idempotent: only messages still unread are marked, and returned.
+// Idempotent: only messages still unread are marked, and returned; the
+// audit entry (details plus the ids marked) is written in the same
+// statement, and only if some were.
 func (q *Queries) MarkRead(ctx context.Context, arg MarkReadParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, markRead, arg.Recipient, arg.Ids)
+	rows, err := q.db.Query(ctx, markRead,
+		arg.Recipient,
+		arg.Ids,
+		arg.ActorAccount,
+		arg.ActorAgent,
+		arg.Action,
+		arg.Subject,
+		arg.Details,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +124,10 @@ func (q *Queries) MessageForReply(ctx context.Context, id string) (MessageForRep
 }
 
 const peekUnread = `-- name: PeekUnread :many
-SELECT m.id, m.sender, a.name AS sender_name, m.agreement_id, m.conversation_id, m.hop, m.text, m.created_at
+SELECT m.id, m.sender, a.name AS sender_name, m.agreement_id, m.conversation_id, m.hop, m.text, m.created_at,
+       (SELECT count(*) FROM messages u
+        WHERE u.recipient = $1 AND u.read_at IS NULL
+          AND NOT (u.id = ANY (coalesce($2::uuid[], '{}'))))::bigint AS unread
 FROM messages m JOIN agents a ON a.id = m.sender
 WHERE m.recipient = $1 AND m.read_at IS NULL AND NOT (m.id = ANY (coalesce($2::uuid[], '{}')))
 ORDER BY m.created_at, m.id
@@ -207,10 +149,13 @@ type PeekUnreadRow struct {
 	Hop            int32
 	Text           string
 	CreatedAt      time.Time
+	Unread         int64
 }
 
 // The oldest unread messages not in skip (those in flight to the reader),
 // unchanged: a message is marked read only once delivered (MarkRead).
+// unread is how many such messages there are in all, counted in the same
+// snapshot (no rows: none).
 func (q *Queries) PeekUnread(ctx context.Context, arg PeekUnreadParams) ([]PeekUnreadRow, error) {
 	rows, err := q.db.Query(ctx, peekUnread, arg.Recipient, arg.Skip, arg.Lim)
 	if err != nil {
@@ -229,6 +174,7 @@ func (q *Queries) PeekUnread(ctx context.Context, arg PeekUnreadParams) ([]PeekU
 			&i.Hop,
 			&i.Text,
 			&i.CreatedAt,
+			&i.Unread,
 		); err != nil {
 			return nil, err
 		}
@@ -238,4 +184,83 @@ func (q *Queries) PeekUnread(ctx context.Context, arg PeekUnreadParams) ([]PeekU
 		return nil, err
 	}
 	return items, nil
+}
+
+const sendMessage = `-- name: SendMessage :one
+WITH sent AS (
+    SELECT count(*) AS n FROM messages s
+    WHERE s.agreement_id = $1 AND s.sender = $2 AND s.created_at > now() - interval '1 hour'
+), conv AS (
+    SELECT count(*) AS n FROM messages c
+    WHERE c.conversation_id = $3 AND c.created_at > now() - interval '1 hour'
+), ins AS (
+    INSERT INTO messages (id, agreement_id, sender, recipient, conversation_id, reply_to, hop, text)
+    SELECT $4::uuid, $1::uuid, $2::uuid, $5::uuid, $3::uuid,
+           $6::uuid, $7::int, $8::text
+    FROM sent, conv
+    WHERE sent.n < $9::bigint
+      AND ($6::uuid IS NULL OR conv.n < $10::bigint)
+    RETURNING id
+), audited AS (
+    INSERT INTO audit_log (actor_account, actor_agent, action, subject, details)
+    SELECT $11::text, $12::uuid, $13::text, ins.id::text, $14::jsonb FROM ins
+), notified AS (
+    INSERT INTO notifications (agent_id, type) SELECT $5::uuid, $15::text FROM ins
+)
+SELECT sent.n AS sent_last_hour, conv.n AS conversation_last_hour, (SELECT count(*) FROM ins) AS inserted
+FROM sent, conv
+`
+
+type SendMessageParams struct {
+	AgreementID      string
+	Sender           string
+	ConversationID   string
+	ID               string
+	Recipient        string
+	ReplyTo          *string
+	Hop              int32
+	Text             string
+	MessagesHour     int64
+	ConversationHour int64
+	ActorAccount     string
+	ActorAgent       *string
+	Action           string
+	Details          []byte
+	NotifyType       string
+}
+
+type SendMessageRow struct {
+	SentLastHour         int64
+	ConversationLastHour int64
+	Inserted             int64
+}
+
+// SEND's budgets, the insert, its audit entry and the recipient's
+// notification in one statement (one round trip, one plan). It must run
+// after LockMessageAgreement, in the same transaction: its snapshot is
+// then taken once the lock is held, so it counts every message of an
+// earlier holder. The conversation's budget binds replies only (a new
+// message starts its own conversation). Nothing is written unless both
+// budgets have room; inserted says which happened, the counts say why.
+func (q *Queries) SendMessage(ctx context.Context, arg SendMessageParams) (SendMessageRow, error) {
+	row := q.db.QueryRow(ctx, sendMessage,
+		arg.AgreementID,
+		arg.Sender,
+		arg.ConversationID,
+		arg.ID,
+		arg.Recipient,
+		arg.ReplyTo,
+		arg.Hop,
+		arg.Text,
+		arg.MessagesHour,
+		arg.ConversationHour,
+		arg.ActorAccount,
+		arg.ActorAgent,
+		arg.Action,
+		arg.Details,
+		arg.NotifyType,
+	)
+	var i SendMessageRow
+	err := row.Scan(&i.SentLastHour, &i.ConversationLastHour, &i.Inserted)
+	return i, err
 }
