@@ -154,7 +154,7 @@ func (q *Queries) CreateAgent(ctx context.Context, arg CreateAgentParams) (Creat
 
 const findAgents = `-- name: FindAgents :many
 WITH m AS MATERIALIZED (
-    SELECT a.id, a.name, a.description, a.capabilities, a.nick, a.created_at
+    SELECT a.id, a.created_at
     FROM agents a
     WHERE ($4::text IS NULL OR a.search LIKE '%' || $4::text || '%')
       AND ($5::text IS NULL OR a.capabilities_folded @> ARRAY[$5::text])
@@ -162,10 +162,12 @@ WITH m AS MATERIALIZED (
 ), n AS (SELECT count(*) AS total FROM m)
 SELECT (SELECT total FROM n)::bigint AS total, p.id, p.name, p.description, p.capabilities, p.nick
 FROM (
-    (SELECT m.id, m.name, m.description, m.capabilities, m.nick, m.created_at FROM m
-     WHERE (SELECT total FROM n) < $1::int
-     ORDER BY m.created_at, m.id
-     LIMIT $3::int OFFSET $2::int)
+    (SELECT a.id, a.name, a.description, a.capabilities, a.nick, a.created_at
+     FROM (SELECT m.id FROM m
+           WHERE (SELECT total FROM n) < $1::int
+           ORDER BY m.created_at, m.id
+           LIMIT $3::int OFFSET $2::int) AS f
+     JOIN agents a ON a.id = f.id)
     UNION ALL
     (SELECT a.id, a.name, a.description, a.capabilities, a.nick, a.created_at FROM agents a
      WHERE (SELECT total FROM n) >= $1::int
@@ -203,9 +205,10 @@ type FindAgentsRow struct {
 // could cross the whole directory before it met a rare match (a new
 // capability of the newest agents, say). Many: that walk finds a page at
 // once. No count(*) OVER (): it would read every match before the first
-// row (BENCHMARKS.md). The pool plans every statement for its actual
-// parameters (plan_cache_mode = force_custom_plan), so each filter that is
-// given uses its index. An empty page carries no total: the caller counts.
+// row (BENCHMARKS.md). m holds ids only: only the page's rows are read
+// whole. The pool plans every statement for its actual parameters
+// (plan_cache_mode = force_custom_plan), so each filter that is given uses
+// its index. An empty page carries no total: the caller counts.
 func (q *Queries) FindAgents(ctx context.Context, arg FindAgentsParams) ([]FindAgentsRow, error) {
 	rows, err := q.db.Query(ctx, findAgents,
 		arg.Cap,
