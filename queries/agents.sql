@@ -38,47 +38,32 @@ RETURNING id, name, description, capabilities, card_url, nick, created_at;
 UPDATE agents SET nick = @nick WHERE id = @id;
 
 -- name: FindAgents :many
--- FIND in one statement (one round trip): m is the match set, up to @cap
--- rows (@cap = MaxFindTotal + 1, so an exact count of a common filter over
--- a large directory, hundreds of milliseconds, is never paid), total its
--- size. Only one branch of the UNION runs (its condition on total is a
--- one-time filter). Few matches (total < @cap): the page is sorted from m,
--- which was fetched through the GIN indexes; walking agents_created_at
--- could cross the whole directory before it met a rare match (a new
--- capability of the newest agents, say). Many: that walk finds a page at
--- once. No count(*) OVER (): it would read every match before the first
--- row (BENCHMARKS.md). m holds ids only: only the page's rows are read
--- whole. The pool plans every statement for its actual parameters
--- (plan_cache_mode = force_custom_plan), so each filter that is given uses
--- its index. An empty page carries no total: the caller counts.
-WITH m AS MATERIALIZED (
-    SELECT a.id, a.created_at
-    FROM agents a
-    WHERE (sqlc.narg('q')::text IS NULL OR a.search LIKE '%' || sqlc.narg('q')::text || '%')
-      AND (sqlc.narg('capability')::text IS NULL OR a.capabilities_folded @> ARRAY[sqlc.narg('capability')::text])
-    LIMIT sqlc.arg('cap')::int
-), n AS (SELECT count(*) AS total FROM m)
-SELECT (SELECT total FROM n)::bigint AS total, p.id, p.name, p.description, p.capabilities, p.nick
-FROM (
-    (SELECT a.id, a.name, a.description, a.capabilities, a.nick, a.created_at
-     FROM (SELECT m.id FROM m
-           WHERE (SELECT total FROM n) < sqlc.arg('cap')::int
-           ORDER BY m.created_at, m.id
-           LIMIT sqlc.arg('lim')::int OFFSET sqlc.arg('off')::int) AS f
-     JOIN agents a ON a.id = f.id)
-    UNION ALL
-    (SELECT a.id, a.name, a.description, a.capabilities, a.nick, a.created_at FROM agents a
-     WHERE (SELECT total FROM n) >= sqlc.arg('cap')::int
-       AND (sqlc.narg('q')::text IS NULL OR a.search LIKE '%' || sqlc.narg('q')::text || '%')
-       AND (sqlc.narg('capability')::text IS NULL OR a.capabilities_folded @> ARRAY[sqlc.narg('capability')::text])
-     ORDER BY a.created_at, a.id
-     LIMIT sqlc.arg('lim')::int OFFSET sqlc.arg('off')::int)
-) AS p
-ORDER BY p.created_at, p.id;
+-- q and capability are optional; the pool plans every statement for its
+-- actual parameters (plan_cache_mode = force_custom_plan), so each filter
+-- that is given uses its index. No count(*) OVER () here: it would read
+-- every match before the first row (BENCHMARKS.md).
+SELECT id, name, description, capabilities, nick
+FROM agents
+WHERE (sqlc.narg('q')::text IS NULL OR search LIKE '%' || sqlc.narg('q')::text || '%')
+  AND (sqlc.narg('capability')::text IS NULL OR capabilities_folded @> ARRAY[sqlc.narg('capability')::text])
+ORDER BY created_at, id
+LIMIT @lim OFFSET @off;
+
+-- name: FindFewAgents :many
+-- FindAgents for a filter with few matches (counted first): the sort key is
+-- an expression so the planner cannot walk agents_created_at, where a rare
+-- match among the newest agents would cost a scan of the whole directory;
+-- it takes the GIN indexes and sorts the few rows.
+SELECT id, name, description, capabilities, nick
+FROM agents
+WHERE (sqlc.narg('q')::text IS NULL OR search LIKE '%' || sqlc.narg('q')::text || '%')
+  AND (sqlc.narg('capability')::text IS NULL OR capabilities_folded @> ARRAY[sqlc.narg('capability')::text])
+ORDER BY created_at + interval '0 seconds', id
+LIMIT @lim OFFSET @off;
 
 -- name: CountAgents :one
--- FIND's total, counted up to @cap matches, for a page FindAgents found
--- empty (an offset past the matches).
+-- FIND's total, counted up to @cap matches: an exact count of a common
+-- filter over a large directory costs hundreds of milliseconds.
 SELECT count(*) FROM (
     SELECT 1 FROM agents
     WHERE (sqlc.narg('q')::text IS NULL OR search LIKE '%' || sqlc.narg('q')::text || '%')

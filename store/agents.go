@@ -165,7 +165,7 @@ func (s *Store) FindAgents(ctx context.Context, fq pircan.FindQuery) ([]pircan.A
 	var agents []pircan.Agent
 	total := 0
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		p := db.FindAgentsParams{Lim: int32(fq.Limit), Off: int32(fq.Offset), Cap: pircan.MaxFindTotal + 1}
+		p := db.FindAgentsParams{Lim: int32(fq.Limit), Off: int32(fq.Offset)}
 		if fq.Q != "" {
 			p.Q = likePattern(fq.Q)
 		}
@@ -173,20 +173,27 @@ func (s *Store) FindAgents(ctx context.Context, fq pircan.FindQuery) ([]pircan.A
 			c := strings.ToLower(fq.Capability)
 			p.Capability = &c
 		}
-		// One statement: the capped count and the page that suits it.
-		rows, err := q.FindAgents(ctx, p)
+		// Count first (capped): it also says which page query suits the
+		// filter. Many matches: walking the registration order finds a page
+		// at once. Few: a walk could cross the whole directory before it
+		// meets them (a new capability of the newest agents, say), so the
+		// few are fetched through the indexes and sorted.
+		n, err := q.CountAgents(ctx, db.CountAgentsParams{Q: p.Q, Capability: p.Capability, Cap: pircan.MaxFindTotal + 1})
 		if err != nil {
 			return err
 		}
-		if len(rows) > 0 {
-			total = int(rows[0].Total)
-		} else if fq.Offset > 0 || fq.Limit <= 0 {
-			// An empty page past the first says nothing of the matches.
-			n, err := q.CountAgents(ctx, db.CountAgentsParams{Q: p.Q, Capability: p.Capability, Cap: p.Cap})
+		total = int(n)
+		var rows []db.FindAgentsRow
+		if n <= pircan.MaxFindTotal {
+			few, err := q.FindFewAgents(ctx, db.FindFewAgentsParams(p))
 			if err != nil {
 				return err
 			}
-			total = int(n)
+			for _, r := range few {
+				rows = append(rows, db.FindAgentsRow(r))
+			}
+		} else if rows, err = q.FindAgents(ctx, p); err != nil {
+			return err
 		}
 		for _, r := range rows {
 			agents = append(agents, pircan.Agent{ID: r.ID, Name: r.Name, Description: r.Description,

@@ -98,8 +98,8 @@ type CountAgentsParams struct {
 	Cap        int32
 }
 
-// FIND's total, counted up to @cap matches, for a page FindAgents found
-// empty (an offset past the matches).
+// FIND's total, counted up to @cap matches: an exact count of a common
+// filter over a large directory costs hundreds of milliseconds.
 func (q *Queries) CountAgents(ctx context.Context, arg CountAgentsParams) (int64, error) {
 	row := q.db.QueryRow(ctx, countAgents, arg.Q, arg.Capability, arg.Cap)
 	var count int64
@@ -153,42 +153,22 @@ func (q *Queries) CreateAgent(ctx context.Context, arg CreateAgentParams) (Creat
 }
 
 const findAgents = `-- name: FindAgents :many
-WITH m AS MATERIALIZED (
-    SELECT a.id, a.created_at
-    FROM agents a
-    WHERE ($4::text IS NULL OR a.search LIKE '%' || $4::text || '%')
-      AND ($5::text IS NULL OR a.capabilities_folded @> ARRAY[$5::text])
-    LIMIT $1::int
-), n AS (SELECT count(*) AS total FROM m)
-SELECT (SELECT total FROM n)::bigint AS total, p.id, p.name, p.description, p.capabilities, p.nick
-FROM (
-    (SELECT a.id, a.name, a.description, a.capabilities, a.nick, a.created_at
-     FROM (SELECT m.id FROM m
-           WHERE (SELECT total FROM n) < $1::int
-           ORDER BY m.created_at, m.id
-           LIMIT $3::int OFFSET $2::int) AS f
-     JOIN agents a ON a.id = f.id)
-    UNION ALL
-    (SELECT a.id, a.name, a.description, a.capabilities, a.nick, a.created_at FROM agents a
-     WHERE (SELECT total FROM n) >= $1::int
-       AND ($4::text IS NULL OR a.search LIKE '%' || $4::text || '%')
-       AND ($5::text IS NULL OR a.capabilities_folded @> ARRAY[$5::text])
-     ORDER BY a.created_at, a.id
-     LIMIT $3::int OFFSET $2::int)
-) AS p
-ORDER BY p.created_at, p.id
+SELECT id, name, description, capabilities, nick
+FROM agents
+WHERE ($1::text IS NULL OR search LIKE '%' || $1::text || '%')
+  AND ($2::text IS NULL OR capabilities_folded @> ARRAY[$2::text])
+ORDER BY created_at, id
+LIMIT $4 OFFSET $3
 `
 
 type FindAgentsParams struct {
-	Cap        int32
-	Off        int32
-	Lim        int32
 	Q          *string
 	Capability *string
+	Off        int32
+	Lim        int32
 }
 
 type FindAgentsRow struct {
-	Total        int64
 	ID           string
 	Name         string
 	Description  string
@@ -196,26 +176,16 @@ type FindAgentsRow struct {
 	Nick         string
 }
 
-// FIND in one statement (one round trip): m is the match set, up to @cap
-// rows (@cap = MaxFindTotal + 1, so an exact count of a common filter over
-// a large directory, hundreds of milliseconds, is never paid), total its
-// size. Only one branch of the UNION runs (its condition on total is a
-// one-time filter). Few matches (total < @cap): the page is sorted from m,
-// which was fetched through the GIN indexes; walking agents_created_at
-// could cross the whole directory before it met a rare match (a new
-// capability of the newest agents, say). Many: that walk finds a page at
-// once. No count(*) OVER (): it would read every match before the first
-// row (BENCHMARKS.md). m holds ids only: only the page's rows are read
-// whole. The pool plans every statement for its actual parameters
-// (plan_cache_mode = force_custom_plan), so each filter that is given uses
-// its index. An empty page carries no total: the caller counts.
+// q and capability are optional; the pool plans every statement for its
+// actual parameters (plan_cache_mode = force_custom_plan), so each filter
+// that is given uses its index. No count(*) OVER () here: it would read
+// every match before the first row (BENCHMARKS.md).
 func (q *Queries) FindAgents(ctx context.Context, arg FindAgentsParams) ([]FindAgentsRow, error) {
 	rows, err := q.db.Query(ctx, findAgents,
-		arg.Cap,
-		arg.Off,
-		arg.Lim,
 		arg.Q,
 		arg.Capability,
+		arg.Off,
+		arg.Lim,
 	)
 	if err != nil {
 		return nil, err
@@ -225,7 +195,65 @@ func (q *Queries) FindAgents(ctx context.Context, arg FindAgentsParams) ([]FindA
 	for rows.Next() {
 		var i FindAgentsRow
 		if err := rows.Scan(
-			&i.Total,
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.Capabilities,
+			&i.Nick,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const findFewAgents = `-- name: FindFewAgents :many
+SELECT id, name, description, capabilities, nick
+FROM agents
+WHERE ($1::text IS NULL OR search LIKE '%' || $1::text || '%')
+  AND ($2::text IS NULL OR capabilities_folded @> ARRAY[$2::text])
+ORDER BY created_at + interval '0 seconds', id
+LIMIT $4 OFFSET $3
+`
+
+type FindFewAgentsParams struct {
+	Q          *string
+	Capability *string
+	Off        int32
+	Lim        int32
+}
+
+type FindFewAgentsRow struct {
+	ID           string
+	Name         string
+	Description  string
+	Capabilities []string
+	Nick         string
+}
+
+// FindAgents for a filter with few matches (counted first): the sort key is
+// an expression so the planner cannot walk agents_created_at, where a rare
+// match among the newest agents would cost a scan of the whole directory;
+// it takes the GIN indexes and sorts the few rows.
+func (q *Queries) FindFewAgents(ctx context.Context, arg FindFewAgentsParams) ([]FindFewAgentsRow, error) {
+	rows, err := q.db.Query(ctx, findFewAgents,
+		arg.Q,
+		arg.Capability,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FindFewAgentsRow{}
+	for rows.Next() {
+		var i FindFewAgentsRow
+		if err := rows.Scan(
 			&i.ID,
 			&i.Name,
 			&i.Description,
