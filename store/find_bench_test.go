@@ -400,7 +400,7 @@ func benchTracedStore(ctx context.Context, b *testing.B, s *Store) (*Store, *ben
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &Store{pool: pool, q: db.New(pool)}, tr
+	return &Store{pool: pool, q: db.New(pool), timeout: s.timeout}, tr
 }
 
 // benchExplain runs `<how> <sql>` with args on the same pool settings and
