@@ -15,16 +15,14 @@ import (
 )
 
 // load keeps agents asking WHOAMI (each waiting for its reply, tolerating
-// silence) until stop is closed; it returns the replies it got by verb or
-// error code.
-func load(agents []*bottest.Agent, stop <-chan struct{}) func() map[string]int {
-	var mu sync.Mutex
-	counts := map[string]int{}
-	var wg sync.WaitGroup
+// silence) until stop is closed, counting the replies by verb or error
+// code; a test waits on the counts (until) rather than for a while.
+func load(agents []*bottest.Agent, stop <-chan struct{}) *loadRun {
+	l := &loadRun{counts: map[string]int{}, changed: make(chan struct{})}
 	for _, a := range agents {
-		wg.Add(1)
+		l.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer l.wg.Done()
 			for {
 				select {
 				case <-stop:
@@ -32,7 +30,7 @@ func load(agents []*bottest.Agent, stop <-chan struct{}) func() map[string]int {
 				default:
 				}
 				if err := a.Privmsg(a.BotNick(), `PIRCAN/1 WHOAMI`); err != nil {
-					time.Sleep(100 * time.Millisecond) // connection gone (the IRC server restarts)
+					time.Sleep(100 * time.Millisecond) // connection gone (the IRC server restarts): retry, not a wait
 					continue
 				}
 				line, ok := a.TryNextLine(2 * time.Second)
@@ -44,18 +42,61 @@ func load(agents []*bottest.Agent, stop <-chan struct{}) func() map[string]int {
 				if err == nil && r.Verb == "ERROR" {
 					key = r.Code()
 				}
-				mu.Lock()
-				counts[key]++
-				mu.Unlock()
+				l.count(key)
 			}
 		}()
 	}
-	return func() map[string]int {
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		return counts
+	return l
+}
+
+// loadRun is a running load and its replies so far.
+type loadRun struct {
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	counts  map[string]int
+	changed chan struct{} // closed, and replaced, at every reply
+}
+
+func (l *loadRun) count(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.counts[key]++
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// until waits for the replies counted under key to reach n.
+func (l *loadRun) until(t *testing.T, key string, n int) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		l.mu.Lock()
+		got, changed := l.counts[key], l.changed
+		l.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("the load got %d %s replies, want %d", got, key, n)
+		}
 	}
+}
+
+// now is how many replies were counted under key so far.
+func (l *loadRun) now(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.counts[key]
+}
+
+// done waits for the load to stop (close its stop first) and returns the counts.
+func (l *loadRun) done() map[string]int {
+	l.wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.counts
 }
 
 // The database goes away mid-run, under load: requests get internal_error
@@ -81,11 +122,11 @@ func TestPostgresRestart(t *testing.T) {
 		l.Hello("")
 	}
 	stop := make(chan struct{})
-	counts := load(loaders, stop)
-	time.Sleep(time.Second)
+	run := load(loaders, stop)
+	run.until(t, "WHOAMI", 10) // served under load
 
 	pg.Stop()
-	time.Sleep(time.Second)
+	run.until(t, "internal_error", 1) // the load meets the outage
 	r := a.Ask(`PIRCAN/1 WHOAMI {"id":"down"}`)
 	if r.Code() != "internal_error" || len(r.Str("ref")) < 6 || r.Str("re") != "down" {
 		t.Fatalf("while the database is down: %s", r.Raw)
@@ -107,11 +148,11 @@ func TestPostgresRestart(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no recovery: %s", r.Raw)
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // polls the agent's own reply: no event says "recovered"
 	}
-	time.Sleep(time.Second)
+	run.until(t, "WHOAMI", run.now("WHOAMI")+10) // the load is served again
 	close(stop)
-	c := counts()
+	c := run.done()
 	t.Logf("replies under load: %v", c)
 	if c["WHOAMI"] < 10 || c["internal_error"] == 0 {
 		t.Fatalf("load saw no service or no outage: %v", c)
@@ -141,8 +182,8 @@ func testIRCServerRestart(t *testing.T, kind ircnet.Kind) {
 	waitInChannel(t, bot, bot.Lobby, true)
 	loaders := bot.Agents(t, "ircload", 3)
 	stop := make(chan struct{})
-	counts := load(loaders, stop)
-	time.Sleep(time.Second)
+	run := load(loaders, stop)
+	run.until(t, "not_registered", 10) // the loaders are answered before the restart
 
 	if err := n.RestartIRCd(); err != nil {
 		t.Fatal(err)
@@ -150,7 +191,7 @@ func testIRCServerRestart(t *testing.T, kind ircnet.Kind) {
 	// Queued while the bot is away (its reconnect waits for the backoff).
 	must(t, bot.Store().NotifyAgent(context.Background(), id, "agreement_update"))
 	close(stop)
-	if c := counts(); c["not_registered"] < 10 {
+	if c := run.done(); c["not_registered"] < 10 {
 		t.Fatalf("no load before the restart: %v", c)
 	}
 	deadline := time.Now().Add(30 * time.Second)
