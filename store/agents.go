@@ -11,9 +11,13 @@ import (
 
 // AgentByAccount implements pircan.Store.
 func (s *Store) AgentByAccount(ctx context.Context, account string) (pircan.Agent, error) {
-	var a pircan.Agent
+	folded := foldAccount(account)
+	a, ok, gen := s.agents.get(folded)
+	if ok {
+		return a, nil
+	}
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		row, err := q.AgentWithOwnerByAccount(ctx, foldAccount(account))
+		row, err := q.AgentWithOwnerByAccount(ctx, folded)
 		if err != nil {
 			return notFound(err)
 		}
@@ -24,6 +28,9 @@ func (s *Store) AgentByAccount(ctx context.Context, account string) (pircan.Agen
 		}
 		return nil
 	})
+	if err == nil {
+		s.agents.put(folded, a, gen)
+	}
 	return a, err
 }
 
@@ -75,6 +82,7 @@ func (s *Store) Hello(ctx context.Context, account, nick string, p pircan.Profil
 		created = err == nil
 		return err
 	})
+	s.agents.forget(agent.ID)
 	return agent, created, err
 }
 
@@ -155,6 +163,7 @@ func changedFields(a, b pircan.Agent) []string {
 
 // SeenNick implements pircan.Store.
 func (s *Store) SeenNick(ctx context.Context, agentID, nick string) error {
+	defer s.agents.forget(agentID)
 	return s.read(ctx, func(ctx context.Context, q *db.Queries) error {
 		return q.SetNick(ctx, db.SetNickParams{ID: agentID, Nick: nick})
 	})

@@ -40,6 +40,7 @@ func (s *Store) OwnerBinding(ctx context.Context, agentID string) (*pircan.Bindi
 func (s *Store) NameOwner(ctx context.Context, actor pircan.Actor, account string) (pircan.Binding, error) {
 	var out pircan.Binding
 	folded := foldAccount(account)
+	defer s.agents.forget(actor.AgentID)
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		var replaced string
 		old, err := q.LockBindingOfAgent(ctx, actor.AgentID)
@@ -71,6 +72,7 @@ func (s *Store) NameOwner(ctx context.Context, actor pircan.Actor, account strin
 // ClearOwner implements pircan.Store.
 func (s *Store) ClearOwner(ctx context.Context, actor pircan.Actor) (*pircan.Binding, error) {
 	var out *pircan.Binding
+	defer s.agents.forget(actor.AgentID)
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		old, err := q.LockBindingOfAgent(ctx, actor.AgentID)
 		if errors.Is(err, errNoRows) {
@@ -116,6 +118,7 @@ func (s *Store) DecideBinding(ctx context.Context, account, session, agentID str
 	if confirm {
 		status, action = pircan.BindingConfirmed, "owner.confirmed"
 	}
+	defer s.agents.forget(agentID)
 	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		n, err := q.DecideBinding(ctx, db.DecideBindingParams{Status: status, AgentID: agentID, OwnerFolded: foldAccount(account)})
 		if err != nil {
@@ -131,6 +134,7 @@ func (s *Store) DecideBinding(ctx context.Context, account, session, agentID str
 // ReleaseAgent ends, as its confirmed owner from a portal session, the
 // binding of an agent: the agent's own account acts as owner again.
 func (s *Store) ReleaseAgent(ctx context.Context, account, session, agentID string) error {
+	defer s.agents.forget(agentID)
 	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		n, err := q.ReleaseBinding(ctx, db.ReleaseBindingParams{AgentID: agentID, OwnerFolded: foldAccount(account)})
 		if err != nil {
@@ -149,6 +153,7 @@ func (s *Store) ReleaseAgent(ctx context.Context, account, session, agentID stri
 // was removed, or nil.
 func (s *Store) ClearOwnerByOperator(ctx context.Context, operator, agentID string) (*pircan.Binding, error) {
 	var out *pircan.Binding
+	defer s.agents.forget(agentID)
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		old, err := q.LockBindingOfAgent(ctx, agentID)
 		if errors.Is(err, errNoRows) {

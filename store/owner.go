@@ -95,6 +95,7 @@ func (s *Store) Login(ctx context.Context, account, code string, l pircan.Limits
 	var rule error
 	folded := foldAccount(account)
 	actor := pircan.Actor{Account: account}
+	defer s.agents.forget("*") // EnsureOwner: the account now owns its own agent
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		if err := q.LockLoginAttempts(ctx, folded); err != nil {
 			return err
@@ -171,6 +172,7 @@ func (s *Store) Owner(ctx context.Context, account string) (*pircan.Owner, error
 // VerifyOwner records that an operator checked who owns account, under
 // name; it creates the owner row if the owner has not signed in yet.
 func (s *Store) VerifyOwner(ctx context.Context, operator, account, name string) (created bool, err error) {
+	defer s.agents.forget("*") // shown in the WHOAMI of every agent it owns
 	err = s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		created, err = q.VerifyOwner(ctx, db.VerifyOwnerParams{AccountFolded: foldAccount(account), Account: account, Name: name})
 		if err != nil {

@@ -46,6 +46,7 @@ type Store struct {
 	// actor of the changes made through the core that carry no actor
 	// (issuing and revoking tokens).
 	operator string
+	agents   *agentCache
 }
 
 var _ pircan.Store = (*Store)(nil)
@@ -78,7 +79,7 @@ func OpenTimeouts(ctx context.Context, dsn string, t Timeouts) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, q: db.New(pool), timeout: t.Query}, nil
+	return &Store{pool: pool, q: db.New(pool), timeout: t.Query, agents: newAgentCache()}, nil
 }
 
 // IsTimeout reports whether err is a store call that ran out of time: its

@@ -168,6 +168,7 @@ func (b *Bot) Conn() *transport.Conn { return b.conn }
 // within about a second of the lock's holder dying.
 func (b *Bot) Run(ctx context.Context) error {
 	defer b.store.Close()
+	go b.store.RunAgentCache(ctx, b.log)
 	go b.pruneRequestWindows(ctx)
 	// Webhooks: every process delivers, leader or not (the store's claims
 	// share the work); a wake, or the deliverer's own tick, starts a round.

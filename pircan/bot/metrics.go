@@ -152,6 +152,8 @@ var (
 	descPoolAcquireSec = desc("pircan_db_pool_acquire_seconds_total", "Time spent taking connections from the pool.")
 	descPoolEmpty      = desc("pircan_db_pool_empty_acquires_total", "Acquires that waited because no idle connection was ready.")
 	descPoolCanceled   = desc("pircan_db_pool_canceled_acquires_total", "Acquires given up because their context ended.")
+	descAgentCacheHits = desc("pircan_agent_cache_hits_total", "Requests whose caller's agent was read from memory (store/agentcache.go).")
+	descAgentCacheMiss = desc("pircan_agent_cache_misses_total", "Requests whose caller's agent was read from the database.")
 )
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -159,7 +161,7 @@ func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 		descIntakeWaits, descDispatchQueued, descNotifyQueued, descNotifyRefused,
 		descOutputQueue, descOutputSent, descOutputDropped, descOutputDeparted, descOutputCapRate, descOutputCapBurst, descStandby, descDatabaseUp, descNotifyWaiting,
 		descPoolAcquired, descPoolIdle, descPoolTotal, descPoolMax, descPoolAcquires, descPoolAcquireSec,
-		descPoolEmpty, descPoolCanceled} {
+		descPoolEmpty, descPoolCanceled, descAgentCacheHits, descAgentCacheMiss} {
 		ch <- d
 	}
 }
@@ -212,6 +214,9 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descPoolAcquireSec, p.AcquireDuration.Seconds())
 	counter(descPoolEmpty, float64(p.EmptyAcquireCount))
 	counter(descPoolCanceled, float64(p.CanceledAcquireCount))
+	hits, misses := b.store.AgentCacheStats()
+	counter(descAgentCacheHits, float64(hits))
+	counter(descAgentCacheMiss, float64(misses))
 }
 
 func bool01(v bool) float64 {

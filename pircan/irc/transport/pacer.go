@@ -139,6 +139,7 @@ type Pacer struct {
 	idleQ    []idleMark            // went idle, oldest first
 	global   *rate.Limiter
 	online   bool
+	running  bool // Run is taking turns
 	queued   int
 	inFlight int // lines taken for a write not yet settled
 	dropped  int
@@ -184,13 +185,29 @@ func (p *Pacer) Enqueue(key string, lines ...Line) {
 		r.lines = append(r.lines, l)
 		p.queued++
 	}
+	now := p.now()
 	if r.state == idle && len(r.lines) > 0 {
-		r.since = p.now()
-		p.schedule(r, r.since)
+		r.since = now
+		p.schedule(r, now)
+	}
+	// When r is the only recipient whose turn it is, its turn is now: its
+	// lines go from this goroutine, without waking Run (one hand-off less
+	// on every reply to an agent that asks one thing at a time).
+	var taken []Line
+	var held bool
+	if r.state == ready && p.online && p.running {
+		p.forgetIdle(now)
+		p.wakeDue(now)
+		if p.readyQ.len() == 1 && p.global.TokensAt(now) >= 1 {
+			p.readyQ.pop()
+			taken, held = p.takeFrom(r, now, p.cfg.Burst)
+		}
 	}
 	p.mu.Unlock()
 	settle(refused, false)
-	p.poke()
+	if len(taken) == 0 || p.write(r, taken, held) {
+		p.poke()
+	}
 }
 
 // schedule puts a recipient with lines where its turn comes: the ready
@@ -240,6 +257,14 @@ func (p *Pacer) Departed() int {
 // Sent reports the lines sent so far.
 func (p *Pacer) Sent() uint64 { return p.sent.Load() }
 
+// setRunning says whether Run is there to take turns; without it nothing
+// is sent, not even by Enqueue's shortcut (tests drive turns themselves).
+func (p *Pacer) setRunning(running bool) {
+	p.mu.Lock()
+	p.running = running
+	p.mu.Unlock()
+}
+
 func (p *Pacer) poke() {
 	select {
 	case p.wake <- struct{}{}:
@@ -252,16 +277,14 @@ func (p *Pacer) poke() {
 // second line written separately until the client's delayed ACK, ~40 ms
 // (BENCHMARKS.md).
 func (p *Pacer) Run(ctx context.Context) {
+	p.setRunning(true)
+	defer p.setRunning(false)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		r, lines, held, wait := p.takeUpTo(p.cfg.Burst)
 		if len(lines) > 0 {
-			texts := make([]string, len(lines))
-			for i, l := range lines {
-				texts[i] = l.Text
-			}
-			p.settle(r, lines, p.out.Write(r.key, held, texts))
+			p.write(r, lines, held)
 			continue
 		}
 		timer.Reset(wait)
@@ -274,6 +297,16 @@ func (p *Pacer) Run(ctx context.Context) {
 	}
 }
 
+// write hands lines taken from r to the output and settles them; it
+// reports whether r has more lines queued.
+func (p *Pacer) write(r *recipient, lines []Line, held bool) (more bool) {
+	texts := make([]string, len(lines))
+	for i, l := range lines {
+		texts[i] = l.Text
+	}
+	return p.settle(r, lines, p.out.Write(r.key, held, texts))
+}
+
 // takeUpTo picks, for the next recipient whose turn it is, as many of its
 // queued lines (at most max) as its bucket and the global one allow now,
 // or says how long to wait. The recipient is busy until settle.
@@ -282,13 +315,7 @@ func (p *Pacer) takeUpTo(max int) (r *recipient, lines []Line, held bool, wait t
 	defer p.mu.Unlock()
 	now := p.now()
 	p.forgetIdle(now)
-	for p.waitH.Len() > 0 && !p.waitH[0].readyAt.After(now) {
-		w := heap.Pop(&p.waitH).(*recipient)
-		p.schedule(w, now) // ready, or back in the heap if the wait was rounded short
-		if w.state == waiting {
-			break
-		}
-	}
+	p.wakeDue(now)
 	if !p.online {
 		return nil, nil, false, time.Hour
 	}
@@ -298,12 +325,31 @@ func (p *Pacer) takeUpTo(max int) (r *recipient, lines []Line, held bool, wait t
 		}
 		return nil, nil, false, max1ms(p.waitH[0].readyAt.Sub(now))
 	}
-	g := p.global.TokensAt(now)
-	if g < 1 {
+	if g := p.global.TokensAt(now); g < 1 {
 		return nil, nil, false, tokenWait(g, p.cfg.GlobalRate)
 	}
 	r = p.readyQ.pop()
-	n := min(max, int(r.limiter.TokensAt(now)), int(g), len(r.lines))
+	lines, held = p.takeFrom(r, now, max)
+	return r, lines, held, 0
+}
+
+// wakeDue moves the recipients whose bucket has refilled by now from the
+// wait heap to the ready queue; p.mu is held.
+func (p *Pacer) wakeDue(now time.Time) {
+	for p.waitH.Len() > 0 && !p.waitH[0].readyAt.After(now) {
+		w := heap.Pop(&p.waitH).(*recipient)
+		p.schedule(w, now) // ready, or back in the heap if the wait was rounded short
+		if w.state == waiting {
+			break
+		}
+	}
+}
+
+// takeFrom takes as many of r's lines (at most max) as its bucket and the
+// global one (which holds a token) allow now; r, just taken from the ready
+// queue, is busy until settle. p.mu is held.
+func (p *Pacer) takeFrom(r *recipient, now time.Time, max int) (lines []Line, held bool) {
+	n := min(max, int(r.limiter.TokensAt(now)), int(p.global.TokensAt(now)), len(r.lines))
 	r.limiter.AllowN(now, n)
 	p.global.AllowN(now, n)
 	lines = r.lines[:n:n]
@@ -314,7 +360,7 @@ func (p *Pacer) takeUpTo(max int) (r *recipient, lines []Line, held bool, wait t
 	if now.Sub(r.since) > heldAfter {
 		r.held = true // waited behind others: watched like a paced line
 	}
-	return r, lines, r.held, 0
+	return lines, r.held
 }
 
 // heldAfter is how long a line may wait before it counts as held (see
@@ -322,8 +368,8 @@ func (p *Pacer) takeUpTo(max int) (r *recipient, lines []Line, held bool, wait t
 const heldAfter = 100 * time.Millisecond
 
 // settle records how the write of lines taken from r went, and puts r
-// back in turn if it has more.
-func (p *Pacer) settle(r *recipient, lines []Line, err error) {
+// back in turn if it has more (and says so).
+func (p *Pacer) settle(r *recipient, lines []Line, err error) (more bool) {
 	var fate []Line
 	var release, hold, delivered bool
 	p.mu.Lock()
@@ -378,6 +424,7 @@ func (p *Pacer) settle(r *recipient, lines []Line, err error) {
 			r.held, hold = true, true
 		}
 	}
+	more = len(r.lines) > 0
 	p.mu.Unlock()
 	// Outside the lock: the output takes its own (presence's), and Done
 	// may start work of its own.
@@ -388,6 +435,7 @@ func (p *Pacer) settle(r *recipient, lines []Line, err error) {
 		p.out.Release(r.key)
 	}
 	settle(fate, delivered)
+	return more
 }
 
 func settle(lines []Line, delivered bool) {

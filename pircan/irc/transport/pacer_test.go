@@ -636,3 +636,56 @@ func TestPacerBatches(t *testing.T) {
 		t.Fatalf("after a second: %v", lines)
 	}
 }
+
+// A recipient that is alone in its turn is written from Enqueue itself, not
+// by waking Run: here Run is held in another recipient's write, and alice's
+// burst still goes out before Enqueue returns; what her bucket does not
+// allow waits for Run as before.
+func TestPacerEnqueueWritesWhenAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var attempts []string
+		bobWrites := make(chan struct{})
+		p := NewPacer(PacerConfig{Burst: 2, PerSecond: 2, GlobalBurst: 100, GlobalRate: 50, MaxQueued: 500}, nil,
+			funcOutput{write: func(key string, _ bool, lines []string) error {
+				if key == "bob" {
+					<-bobWrites
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				attempts = append(attempts, key+":"+strings.Join(lines, ","))
+				return nil
+			}})
+		snapshot := func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(attempts)
+		}
+		p.SetOnline(true)
+		p.Enqueue("bob", ls("b0")...) // before Run: queued only
+		if a := snapshot(); len(a) != 0 {
+			t.Fatalf("written without Run: %v", a)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { p.Run(ctx); close(done) }()
+		synctest.Wait() // Run is in bob's write
+
+		p.Enqueue("alice", ls("a0", "a1", "a2")...)
+		if a := snapshot(); !slices.Equal(a, []string{"alice:a0,a1"}) {
+			t.Fatalf("after Enqueue returned: %v, want alice's burst a0,a1 written by Enqueue", a)
+		}
+		close(bobWrites)
+		synctest.Wait()
+		if a := snapshot(); !slices.Equal(a, []string{"alice:a0,a1", "bob:b0"}) {
+			t.Fatalf("after bob's write: %v; a2 must wait for alice's bucket", a)
+		}
+		time.Sleep(500 * time.Millisecond) // one token at 2 lines/s
+		synctest.Wait()
+		if a := snapshot(); !slices.Equal(a, []string{"alice:a0,a1", "bob:b0", "alice:a2"}) {
+			t.Fatalf("after alice's bucket refilled: %v", a)
+		}
+		cancel()
+		<-done
+	})
+}

@@ -1,0 +1,26 @@
+package store
+
+import "time"
+
+// Hooks into the agent cache for its tests (agentcache_test.go).
+
+// OnAgentForget tells f of every agent the cache forgets ("*": all, which
+// includes starting and stopping to trust it). Set before RunAgentCache.
+func (s *Store) OnAgentForget(f func(agentID string)) { s.agents.forgotten = f }
+
+// TrustAgentCache trusts the cache without listening: what a process sees
+// of its own writes before (or without) their notifications.
+func (s *Store) TrustAgentCache() { s.agents.setLive(true) }
+
+// SetAgentCacheClock replaces the cache's clock (expiry).
+func (s *Store) SetAgentCacheClock(now func() time.Time) { s.agents.now = now }
+
+// AgentCacheLimit sets how many agents the cache holds.
+func (s *Store) AgentCacheLimit(n int) { s.agents.max = n }
+
+// AgentCacheLen is how many agents it holds.
+func (s *Store) AgentCacheLen() int {
+	s.agents.mu.Lock()
+	defer s.agents.mu.Unlock()
+	return len(s.agents.byAccount)
+}
