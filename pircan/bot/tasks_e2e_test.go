@@ -47,6 +47,12 @@ func TestTasksIRCAndMCP(t *testing.T) {
 	if n := b.NextNotify(); n.Str("type") != pircan.NotifyTaskRequest || n.Int("open") != 1 || strings.Contains(n.Raw, "Zürich") {
 		t.Fatalf("NOTIFY: %s", n.Raw)
 	}
+	// With the longest id, every TASK and TASK-MORE line fits the IRC line
+	// and carries it (nextRaw checks each); TASKS marks nothing.
+	if ls := askAll(t, b, `PIRCAN/1 TASKS {"id":"`+longID+`"}`); len(ls) < 3 || ls[0].Verb != "TASK" ||
+		ls[1].Verb != "TASK-MORE" || ls[len(ls)-1].Verb != "TASKS-END" {
+		t.Fatalf("TASKS with a 64-character id: %v", ls)
+	}
 	lines, end := b.AskList(`PIRCAN/1 TASKS`)
 	if len(lines) < 2 || lines[0].Verb != "TASK" || lines[len(lines)-1].Verb != "TASK-MORE" || end.Verb != "TASKS-END" || end.Int("total") != 1 {
 		t.Fatalf("TASKS: %v %s", lines, end.Raw)

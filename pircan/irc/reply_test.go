@@ -490,15 +490,16 @@ func TestEncodePlainLength(t *testing.T) {
 }
 
 // replyRefLen is the length the encoder must give s: an independent statement of
-// the escaping rules (short escapes, \u00XX for other controls and DEL,
-// \u2028/\u2029, U+FFFD per invalid byte, everything else raw).
+// the escaping rules (short escapes, a 6-byte \uXXXX for every other
+// character replyRaw names: C0, DEL, C1, U+2028/U+2029, the bidi controls;
+// U+FFFD per invalid byte, everything else raw).
 func replyRefLen(s string) int {
 	n := 2
 	for _, r := range s {
 		switch {
 		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
 			n += 2
-		case r < 0x20 || r == 0x7f || r == '\u2028' || r == '\u2029':
+		case replyRaw(r):
 			n += 6
 		default:
 			n += utf8.RuneLen(r)

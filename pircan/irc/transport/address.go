@@ -151,7 +151,7 @@ func (c *Conn) writeTo(key string, held bool, lines []string, send func(nick str
 	if !ok {
 		return ErrGone
 	}
-	if unsolicited(key) || p.now().Sub(p.byNick[p.fold(nick)].at) > unwatchedFor {
+	if unsolicited(key) || p.now().Sub(p.seenAt(p.fold(nick))) > unwatchedFor {
 		held = true // a NOTIFY (no request vouches for the nick), or a slow reply
 	}
 	if held && p.monitorMax >= 0 {

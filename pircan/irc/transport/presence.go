@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"container/list"
 	"sync"
 	"time"
 
@@ -10,11 +11,26 @@ import (
 // PresenceTTL is how long a sighting counts (DESIGN: presence rule).
 const PresenceTTL = 24 * time.Hour
 
+// MaxSightings bounds the nicks Presence remembers. The bot does not hear
+// a nick change of someone it shares no channel with, so a client rotating
+// through nicks (NICK, a request or a JOIN and PART, NICK) leaves one
+// sighting per nick: without a bound, a flood of distinct nicks would grow
+// the table for the whole of PresenceTTL. When full, the sighting seen
+// longest ago is forgotten, as by a QUIT: its lines are dropped rather than
+// sent, never misaddressed.
+const MaxSightings = 50000
+
+// expirePerCall is how many sightings past PresenceTTL one call forgets at
+// most: more than a call adds, so they never pile up, and no call sweeps
+// the whole table.
+const expirePerCall = 4
+
 // Presence remembers who holds which nick, as far as the server has told:
 // per account, the nick PIRCAN last saw using it (the only place its
 // replies and NOTIFYs may go), and the nicks of unidentified senders. It
 // forgets on QUIT, on a nick change or logout that leaves the account, on
-// MONITOR's offline, and after PresenceTTL. The transport feeds it on its
+// MONITOR's offline, after PresenceTTL (a few per call), and past
+// MaxSightings nicks the one seen longest ago. The transport feeds it on its
 // read goroutine, before anything else hears of the event, and the pacer
 // resolves every line's nick from it at the moment the line is written
 // (Conn.writeTo), under the same lock.
@@ -23,8 +39,13 @@ type Presence struct {
 	now       func() time.Time
 	casemap   pircan.Casemapping
 	byAccount map[string]sighting // folded account → where it was seen
-	byNick    map[string]holder   // folded nick → who holds it
-	lastSweep time.Time
+	// byNick is folded nick → who holds it, an element of order, which
+	// keeps them oldest sighting first: expiry and the bound pop its front.
+	// Every byAccount entry names a nick whose holder is that account, so
+	// byAccount is bounded with it.
+	byNick map[string]*list.Element
+	order  list.List // of *holder
+	max    int       // MaxSightings; tests lower it
 
 	// The server's MONITOR list for queued lines (address.go).
 	watches    map[string]*watch // folded nick → its entry
@@ -40,6 +61,7 @@ type sighting struct {
 // holder is who PIRCAN last saw on a nick: an account (folded), or an
 // unidentified sender ("": the nick itself is its only name).
 type holder struct {
+	key     string // the folded nick, its byNick key
 	account string
 	nick    string
 	at      time.Time
@@ -50,8 +72,44 @@ func NewPresence(now func() time.Time) *Presence {
 	if now == nil {
 		now = time.Now
 	}
-	return &Presence{now: now, byAccount: map[string]sighting{}, byNick: map[string]holder{},
+	return &Presence{now: now, byAccount: map[string]sighting{}, byNick: map[string]*list.Element{}, max: MaxSightings,
 		watches: map[string]*watch{}, watchOf: map[string]string{}, monitorMax: -1}
+}
+
+// holderOf is who holds the nick folded to n, if anyone was seen on it.
+func (p *Presence) holderOf(n string) (holder, bool) {
+	el, ok := p.byNick[n]
+	if !ok {
+		return holder{}, false
+	}
+	return *el.Value.(*holder), true
+}
+
+// put records h as the holder of its nick, the newest sighting; then
+// forgets a few expired sightings and, over the bound, the oldest.
+func (p *Presence) put(h holder) {
+	if el, ok := p.byNick[h.key]; ok {
+		p.order.Remove(el)
+	}
+	p.byNick[h.key] = p.order.PushBack(&h)
+	for range expirePerCall {
+		front := p.order.Front()
+		if front == nil || p.now().Sub(front.Value.(*holder).at) <= PresenceTTL {
+			break
+		}
+		p.gone(front.Value.(*holder).key)
+	}
+	for len(p.byNick) > p.max {
+		p.gone(p.order.Front().Value.(*holder).key)
+	}
+}
+
+// drop forgets the sighting on the nick folded to n, nothing else.
+func (p *Presence) drop(n string) {
+	if el, ok := p.byNick[n]; ok {
+		p.order.Remove(el)
+		delete(p.byNick, n)
+	}
 }
 
 // SetCasemap sets how nicks and accounts are compared (the server's
@@ -84,11 +142,10 @@ func (p *Presence) Seen(account, nick string) bool {
 
 func (p *Presence) seen(account, nick string) bool {
 	a, n, now := foldAccount(account), p.fold(nick), p.now()
-	if prev, taken := p.byNick[n]; taken && prev.account != a {
+	if prev, taken := p.holderOf(n); taken && prev.account != a {
 		p.leave(prev.account, n) // the nick changed hands, or logged out
 	}
-	p.byNick[n] = holder{account: a, nick: nick, at: now}
-	p.sweep()
+	p.put(holder{key: n, account: a, nick: nick, at: now})
 	if account == "" {
 		return false
 	}
@@ -109,29 +166,6 @@ func (p *Presence) leave(a, n string) {
 	}
 }
 
-// sweep drops sightings older than PresenceTTL now and then, so the table
-// follows the senders seen in the last day.
-func (p *Presence) sweep() {
-	now := p.now()
-	if now.Sub(p.lastSweep) < time.Hour {
-		return
-	}
-	p.lastSweep = now
-	for a, s := range p.byAccount {
-		if now.Sub(s.at) > PresenceTTL {
-			delete(p.byAccount, a)
-			if h := p.byNick[p.fold(s.nick)]; h.account == a {
-				delete(p.byNick, p.fold(s.nick))
-			}
-		}
-	}
-	for n, h := range p.byNick {
-		if now.Sub(h.at) > PresenceTTL {
-			delete(p.byNick, n)
-		}
-	}
-}
-
 // NickChanged follows a NICK. account is the account tag on the NICK line
 // ("" when the server sent none): the new nick keeps the old nick's account
 // only when the tag confirms it, or when no tag was available at all. An
@@ -140,9 +174,9 @@ func (p *Presence) sweep() {
 func (p *Presence) NickChanged(oldNick, newNick, account string) (acct string, fresh bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	h, ok := p.byNick[p.fold(oldNick)]
+	h, ok := p.holderOf(p.fold(oldNick))
 	if ok {
-		delete(p.byNick, p.fold(oldNick))
+		p.drop(p.fold(oldNick))
 		p.leave(h.account, p.fold(oldNick))
 	}
 	switch {
@@ -162,9 +196,9 @@ func (p *Presence) Gone(nick string) {
 }
 
 func (p *Presence) gone(n string) {
-	if h, ok := p.byNick[n]; ok {
+	if h, ok := p.holderOf(n); ok {
 		p.leave(h.account, n)
-		delete(p.byNick, n)
+		p.drop(n)
 	}
 }
 
@@ -190,7 +224,7 @@ func (p *Presence) nickOf(a string) (string, bool) {
 
 // holds reports the nick folded to n, if account a (folded) holds it.
 func (p *Presence) holds(a, n string) (string, bool) {
-	h, ok := p.byNick[n]
+	h, ok := p.holderOf(n)
 	if !ok || h.account != a || p.now().Sub(h.at) > PresenceTTL {
 		return "", false
 	}
@@ -207,8 +241,8 @@ func (p *Presence) Forget(account, nick string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	a, n := foldAccount(account), p.fold(nick)
-	if h, ok := p.byNick[n]; ok && h.account == a {
-		delete(p.byNick, n)
+	if h, ok := p.holderOf(n); ok && h.account == a {
+		p.drop(n)
 	}
 	if s, ok := p.byAccount[a]; ok && p.fold(s.nick) == n {
 		delete(p.byAccount, a)
@@ -226,5 +260,19 @@ func (p *Presence) Clear() {
 
 func (p *Presence) clear() {
 	p.byAccount = map[string]sighting{}
-	p.byNick = map[string]holder{}
+	p.byNick = map[string]*list.Element{}
+	p.order.Init()
+}
+
+// seenAt is when the nick folded to n was last seen (zero: not known).
+func (p *Presence) seenAt(n string) time.Time {
+	h, _ := p.holderOf(n)
+	return h.at
+}
+
+// Len is how many nicks are remembered (a flood's cost; tests).
+func (p *Presence) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.byNick)
 }

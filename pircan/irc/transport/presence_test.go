@@ -1,8 +1,11 @@
 package transport
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/creatimus/pircan/pircan/irc"
 )
 
 type fakeClock struct{ t time.Time }
@@ -81,5 +84,69 @@ func TestPresenceNickChangeWithoutTag(t *testing.T) {
 	p.Clear()
 	if _, ok := p.Nick("dave"); ok {
 		t.Fatal("Clear kept dave")
+	}
+}
+
+// A client rotating through nicks the bot never hears it leave (it shares
+// no channel) leaves a sighting per nick: the table stays within its bound,
+// forgetting the oldest. A forgotten account's nick, taken by someone
+// else, never receives the account's lines.
+func TestPresenceBounded(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+	p := NewPresence(clock.now)
+	p.max = 100
+	p.Seen("alice", "alice")
+	key := p.Key(irc.Sender{Account: "alice", Nick: "alice"})
+	for i := range 10 * p.max {
+		clock.t = clock.t.Add(time.Millisecond)
+		p.Seen("", fmt.Sprint("guest", i))
+		if n := p.Len(); n > p.max {
+			t.Fatalf("after %d guest nicks the table holds %d, over its bound %d", i+1, n, p.max)
+		}
+	}
+	if _, ok := p.Nick("alice"); ok {
+		t.Fatal("the oldest sighting (alice) was kept past the bound")
+	}
+	if _, ok := p.guest(p.fold(fmt.Sprint("guest", 10*p.max-1))); !ok {
+		t.Fatal("the newest guest was forgotten")
+	}
+	p.Seen("", "alice") // someone unidentified takes alice's nick
+	p.mu.Lock()
+	nick, ok := p.resolve(key)
+	p.mu.Unlock()
+	if ok {
+		t.Fatalf("alice's lines resolve to %q, now held by a guest", nick)
+	}
+}
+
+// Sightings past PresenceTTL go a few per call, never in one sweep of the
+// whole table, and none is used once expired.
+func TestPresenceExpiresInO1PerCall(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+	p := NewPresence(clock.now)
+	const n = 1000
+	for i := range n {
+		p.Seen(fmt.Sprint("acct", i), fmt.Sprint("nick", i))
+	}
+	clock.t = clock.t.Add(PresenceTTL + time.Second)
+	if _, ok := p.Nick("acct0"); ok {
+		t.Fatal("an expired sighting still counts")
+	}
+	p.Seen("", "fresh")
+	if got := p.Len(); got < n+1-expirePerCall {
+		t.Fatalf("one call forgot %d sightings, want at most %d", n+1-got, expirePerCall)
+	}
+	calls := 1
+	for p.Len() > 1 {
+		p.Seen("", "fresh")
+		if calls++; calls > n {
+			t.Fatal("expired sightings never all forgotten")
+		}
+	}
+	p.mu.Lock()
+	left := len(p.byAccount)
+	p.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d accounts still point at forgotten nicks", left)
 	}
 }
