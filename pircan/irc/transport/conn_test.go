@@ -397,3 +397,30 @@ func TestOutputPolicy(t *testing.T) {
 		t.Error("a plain close taken for a flood kill")
 	}
 }
+
+// The default bounds keep the promises docs/protocol-notes.md ("Worst
+// cases") makes from them: a registration stage, the whole registration
+// and the nick reclaim each end within 30 s of a server that stops
+// answering, and a silent connection is found within 30 s (its own PING
+// after PingIdle, unanswered for PingTimeout, each seen at most one check
+// late).
+func TestDefaultBoundsMeetTheSpec(t *testing.T) {
+	const spec = 30 * time.Second
+	cfg := New(Config{}, zerolog.Nop()).cfg
+	for name, d := range map[string]time.Duration{
+		"stage": cfg.StageTimeout, "registration": cfg.RegisterTimeout, "reclaim": cfg.ReclaimTimeout,
+	} {
+		if d <= 0 || d > spec {
+			t.Errorf("%s bound %v, want within %v", name, d, spec)
+		}
+	}
+	if cfg.StageTimeout > cfg.RegisterTimeout {
+		t.Errorf("stage bound %v beyond the registration's %v", cfg.StageTimeout, cfg.RegisterTimeout)
+	}
+	if silent := cfg.PingIdle + cfg.PingTimeout + 2*livenessCheck(cfg.PingIdle, cfg.PingTimeout); silent > spec {
+		t.Errorf("a silent connection is found after up to %v, want within %v", silent, spec)
+	}
+	if QuitWait >= 5*time.Second {
+		t.Errorf("QuitWait %v leaves nothing of the 5 s drain for replies", QuitWait)
+	}
+}
