@@ -210,7 +210,7 @@ func scriptedReady(t *testing.T, bot *pircanbot.Bot, want int) pircanbot.Readine
 
 // CAP DEL account-tag or a logout while serving: /readyz is not ready at
 // once (the QUIT follows it) and says why; the lobby is joined once per
-// connection.
+// connection, on the next one too, where PIRCAN serves again.
 func TestIdentityLossTurnsNotReady(t *testing.T) {
 	t.Parallel()
 	for name, line := range map[string]string{
@@ -220,17 +220,21 @@ func TestIdentityLossTurnsNotReady(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			bot, f, lobby := scriptedBot(t, ircscript.Script{})
-			p := f.Next(t)
-			p.Expect(t, "CAP END")
-			if got := p.Expect(t, "JOIN"); got != "JOIN "+lobby {
-				t.Fatalf("first JOIN %q", got)
-			}
-			// The bot asks who is there after its JOINs: no second JOIN before.
-			for l := p.Expect(t, ""); !strings.HasPrefix(l, "WHO "+lobby); l = p.Expect(t, "") {
-				if strings.HasPrefix(l, "JOIN") {
-					t.Fatalf("joined again: %q", l)
+			joinedOnce := func(p *ircscript.Peer) {
+				t.Helper()
+				p.Expect(t, "CAP END")
+				if got := p.Expect(t, "JOIN"); got != "JOIN "+lobby {
+					t.Fatalf("first JOIN %q", got)
+				}
+				// The bot asks who is there after its JOINs: no second JOIN before.
+				for l := p.Expect(t, ""); !strings.HasPrefix(l, "WHO "+lobby); l = p.Expect(t, "") {
+					if strings.HasPrefix(l, "JOIN") {
+						t.Fatalf("joined again: %q", l)
+					}
 				}
 			}
+			p := f.Next(t)
+			joinedOnce(p)
 			scriptedReady(t, bot, 200)
 			p.Send(line)
 			quit := p.Expect(t, "QUIT")
@@ -238,7 +242,8 @@ func TestIdentityLossTurnsNotReady(t *testing.T) {
 			if code != http.StatusServiceUnavailable || !strings.Contains(body, `"irc":false`) || !strings.Contains(body, "irc_reason") {
 				t.Fatalf("readyz after %s (QUIT %q): %d %s", name, quit, code, body)
 			}
-			f.Next(t) // and it connects again
+			joinedOnce(f.Next(t)) // it connects again, and joins the lobby again, once
+			scriptedReady(t, bot, 200)
 		})
 	}
 }
