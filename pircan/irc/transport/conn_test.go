@@ -187,6 +187,27 @@ func TestCAPNewIsRequested(t *testing.T) {
 	}
 }
 
+// account-tag withdrawn and offered anew (a module reloaded): PIRCAN asks
+// for it again, and, since it was without it meanwhile, still leaves that
+// connection and serves on the next.
+func TestCAPNewAccountTagIsRequested(t *testing.T) {
+	f := ircscript.Start(t, ircscript.Script{})
+	c, _ := run(t, testConfig(f.Addr))
+	p := f.Next(t)
+	serving(t, c)
+	p.Send(":srv CAP " + ircscript.Nick + " DEL :account-tag\r\n:srv CAP " + ircscript.Nick + " NEW :account-tag")
+	var req, quit bool
+	for _, line := range p.Rest(t) {
+		req = req || line == "CAP REQ account-tag"
+		quit = quit || strings.HasPrefix(line, "QUIT :PIRCAN cannot serve")
+	}
+	if !req || !quit {
+		t.Fatalf("CAP REQ account-tag sent: %v; QUIT for the withdrawal: %v", req, quit)
+	}
+	f.Next(t)
+	serving(t, c)
+}
+
 // Ergo's force-nick-equals-account welcomes the bot under its account
 // name: PIRCAN does not serve there and says which setting to change.
 func TestRenamedAtWelcome(t *testing.T) {
