@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ergochat/irc-go/ircmsg"
+	"github.com/jackc/pgx/v5"
+
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/internal/pgtest"
@@ -278,5 +281,51 @@ func testHotStandby(t *testing.T, kind ircnet.Kind) {
 	}
 	if n := b.NextNotify(); n.Str("type") != "agreement_update" {
 		t.Fatalf("waiting NOTIFY after the takeover: %s", n.Raw)
+	}
+}
+
+// Another process takes the leader lock while this one serves (its lock's
+// database session was cut): it leaves IRC saying so, and stands by.
+func TestHandoverQuitSaysSo(t *testing.T) {
+	t.Parallel()
+	bottest.EachNetwork(t, testHandoverQuitSaysSo)
+}
+
+func testHandoverQuitSaysSo(t *testing.T, kind ircnet.Kind) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Kind: kind})
+	watcher := bot.Agents(t, "handover", 1)[0]
+	joinLobby(t, bot, watcher)
+	// The other process: cut the session that holds the lock and wait for
+	// the lock on it, as a standby would (a waiter is granted the lock as
+	// it is released, before the bot's next try).
+	other, err := pgx.Connect(t.Context(), bot.DSN)
+	must(t, err)
+	t.Cleanup(func() { other.Close(context.Background()) })
+	var key int64
+	must(t, other.QueryRow(t.Context(), `SELECT (classid::bigint << 32) | objid::bigint FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&key))
+	_, err = other.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)
+	must(t, err)
+	_, err = other.Exec(t.Context(), "SELECT pg_advisory_lock($1)", key)
+	must(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	m, err := watcher.Expect(ctx, func(m ircmsg.Message) bool {
+		return m.Command == "QUIT" && strings.EqualFold(m.Nick(), bot.Nick)
+	})
+	if err != nil {
+		t.Fatalf("no QUIT from the bot after another process took the lock: %v", err)
+	}
+	if len(m.Params) == 0 || !strings.Contains(m.Params[0], "hands over to another of its processes") {
+		t.Fatalf("QUIT %q does not say it hands over", m.Params)
+	}
+	for !bot.Standby() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the bot did not stand by after handing over")
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

@@ -210,7 +210,7 @@ func scriptedReady(t *testing.T, bot *pircanbot.Bot, want int) pircanbot.Readine
 
 // CAP DEL account-tag or a logout while serving: /readyz is not ready at
 // once (the QUIT follows it) and says why; the lobby is joined once per
-// connection.
+// connection, on the next one too, where PIRCAN serves again.
 func TestIdentityLossTurnsNotReady(t *testing.T) {
 	t.Parallel()
 	for name, line := range map[string]string{
@@ -220,17 +220,21 @@ func TestIdentityLossTurnsNotReady(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			bot, f, lobby := scriptedBot(t, ircscript.Script{})
-			p := f.Next(t)
-			p.Expect(t, "CAP END")
-			if got := p.Expect(t, "JOIN"); got != "JOIN "+lobby {
-				t.Fatalf("first JOIN %q", got)
-			}
-			// The bot asks who is there after its JOINs: no second JOIN before.
-			for l := p.Expect(t, ""); !strings.HasPrefix(l, "WHO "+lobby); l = p.Expect(t, "") {
-				if strings.HasPrefix(l, "JOIN") {
-					t.Fatalf("joined again: %q", l)
+			joinedOnce := func(p *ircscript.Peer) {
+				t.Helper()
+				p.Expect(t, "CAP END")
+				if got := p.Expect(t, "JOIN"); got != "JOIN "+lobby {
+					t.Fatalf("first JOIN %q", got)
+				}
+				// The bot asks who is there after its JOINs: no second JOIN before.
+				for l := p.Expect(t, ""); !strings.HasPrefix(l, "WHO "+lobby); l = p.Expect(t, "") {
+					if strings.HasPrefix(l, "JOIN") {
+						t.Fatalf("joined again: %q", l)
+					}
 				}
 			}
+			p := f.Next(t)
+			joinedOnce(p)
 			scriptedReady(t, bot, 200)
 			p.Send(line)
 			quit := p.Expect(t, "QUIT")
@@ -238,7 +242,8 @@ func TestIdentityLossTurnsNotReady(t *testing.T) {
 			if code != http.StatusServiceUnavailable || !strings.Contains(body, `"irc":false`) || !strings.Contains(body, "irc_reason") {
 				t.Fatalf("readyz after %s (QUIT %q): %d %s", name, quit, code, body)
 			}
-			f.Next(t) // and it connects again
+			joinedOnce(f.Next(t)) // it connects again, and joins the lobby again, once
+			scriptedReady(t, bot, 200)
 		})
 	}
 }
@@ -282,5 +287,47 @@ func testWrongSASLPasswordNeverServes(t *testing.T, kind ircnet.Kind) {
 	logs.Wait(t, "does not serve", "904") // again, after the backoff
 	if bot.Conn().Online() {
 		t.Fatal("serving without a login")
+	}
+}
+
+// Ergo with its default nick reservation (force-nick-equals-account) and
+// PIRCAN_NICK other than the account: the server welcomes the bot under
+// its account name. PIRCAN does not serve there; it says both nicks and
+// what to set (log and /readyz's reason), and tries again.
+func TestErgoNickMustBeTheAccount(t *testing.T) {
+	t.Parallel()
+	bottest.RequireKind(t, ircnet.Ergo)
+	n, err := ircnet.StartWith(t.TempDir(), ircnet.Options{Kind: ircnet.Ergo, WatchPID: os.Getpid(), Env: []string{
+		"ERGO__ACCOUNTS__NICK_RESERVATION__ENABLED=true", // the template's strict, force-nick-equals-account
+	}})
+	must(t, err)
+	t.Cleanup(func() { _ = n.Stop() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	account, nick := bottest.Unique("pircanacct"), bottest.Unique("PIRCANF")
+	must(t, ircnet.RegisterAccount(ctx, n, account, "pw-force"))
+	logs := ircscript.NewLogs()
+	cfg := pircanbot.Config{DatabaseURL: pgtest.Database(t), IRC: transport.Config{
+		Server: n.TLSAddr(), TLS: true, CAFile: n.CertFile, Nick: nick, SASLAccount: account, SASLPassword: "pw-force",
+		Lobby: bottest.Unique("#lobbyf"), BackoffMin: 100 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+	}}
+	runCtx, stop := context.WithCancel(context.Background())
+	bot, err := pircanbot.New(runCtx, cfg, zerolog.New(zerolog.MultiLevelWriter(logs, zerolog.NewTestWriter(t))))
+	must(t, err)
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	both := []string{"does not serve", `\"` + account + `\"`, `\"` + nick + `\"`, "force-nick-equals-account", "PIRCAN_NICK"}
+	logs.Wait(t, both...)
+	if reason := bot.Conn().NotServing(); !strings.Contains(reason, account) || !strings.Contains(reason, nick) ||
+		!strings.Contains(reason, "force-nick-equals-account") {
+		t.Fatalf("/readyz's reason %q names neither both nicks nor the Ergo setting", reason)
+	}
+	logs.Wait(t, both...) // again, after the backoff: no loop of "nick in use"
+	if bot.Conn().Online() {
+		t.Fatal("serving under the account name instead of PIRCAN_NICK")
 	}
 }

@@ -187,6 +187,27 @@ func TestCAPNewIsRequested(t *testing.T) {
 	}
 }
 
+// account-tag withdrawn and offered anew (a module reloaded): PIRCAN asks
+// for it again, and, since it was without it meanwhile, still leaves that
+// connection and serves on the next.
+func TestCAPNewAccountTagIsRequested(t *testing.T) {
+	f := ircscript.Start(t, ircscript.Script{})
+	c, _ := run(t, testConfig(f.Addr))
+	p := f.Next(t)
+	serving(t, c)
+	p.Send(":srv CAP " + ircscript.Nick + " DEL :account-tag\r\n:srv CAP " + ircscript.Nick + " NEW :account-tag")
+	var req, quit bool
+	for _, line := range p.Rest(t) {
+		req = req || line == "CAP REQ account-tag"
+		quit = quit || strings.HasPrefix(line, "QUIT :PIRCAN cannot serve")
+	}
+	if !req || !quit {
+		t.Fatalf("CAP REQ account-tag sent: %v; QUIT for the withdrawal: %v", req, quit)
+	}
+	f.Next(t)
+	serving(t, c)
+}
+
 // Ergo's force-nick-equals-account welcomes the bot under its account
 // name: PIRCAN does not serve there and says which setting to change.
 func TestRenamedAtWelcome(t *testing.T) {
@@ -395,5 +416,32 @@ func TestOutputPolicy(t *testing.T) {
 	}
 	if floodKill("Closing link: (x@y) [Quit: bye]") {
 		t.Error("a plain close taken for a flood kill")
+	}
+}
+
+// The default bounds keep the promises docs/protocol-notes.md ("Worst
+// cases") makes from them: a registration stage, the whole registration
+// and the nick reclaim each end within 30 s of a server that stops
+// answering, and a silent connection is found within 30 s (its own PING
+// after PingIdle, unanswered for PingTimeout, each seen at most one check
+// late).
+func TestDefaultBoundsMeetTheSpec(t *testing.T) {
+	const spec = 30 * time.Second
+	cfg := New(Config{}, zerolog.Nop()).cfg
+	for name, d := range map[string]time.Duration{
+		"stage": cfg.StageTimeout, "registration": cfg.RegisterTimeout, "reclaim": cfg.ReclaimTimeout,
+	} {
+		if d <= 0 || d > spec {
+			t.Errorf("%s bound %v, want within %v", name, d, spec)
+		}
+	}
+	if cfg.StageTimeout > cfg.RegisterTimeout {
+		t.Errorf("stage bound %v beyond the registration's %v", cfg.StageTimeout, cfg.RegisterTimeout)
+	}
+	if silent := cfg.PingIdle + cfg.PingTimeout + 2*livenessCheck(cfg.PingIdle, cfg.PingTimeout); silent > spec {
+		t.Errorf("a silent connection is found after up to %v, want within %v", silent, spec)
+	}
+	if QuitWait >= 5*time.Second {
+		t.Errorf("QuitWait %v leaves nothing of the 5 s drain for replies", QuitWait)
 	}
 }

@@ -620,11 +620,15 @@ func (l *link) ownAccountChanged(account string) {
 	}
 }
 
+// livenessCheck is how often watchLiveness looks: each of its two bounds
+// is seen at most one check late.
+func livenessCheck(idle, answer time.Duration) time.Duration { return min(idle, answer) / 10 }
+
 // watchLiveness sends PIRCAN's own PING after PingIdle of silence; a PING
 // with no line back within PingTimeout ends serving at once, then the link.
 func (l *link) watchLiveness(ctx context.Context) {
 	idle, answer := l.c.cfg.PingIdle, l.c.cfg.PingTimeout
-	tick := time.NewTicker(min(idle, answer) / 10) // adds at most 2 ticks to the bounds
+	tick := time.NewTicker(livenessCheck(idle, answer))
 	defer tick.Stop()
 	var pingAt time.Time
 	for seq := 1; ; {

@@ -1,0 +1,56 @@
+package bot
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc"
+	"github.com/creatimus/pircan/pircan/irc/transport"
+)
+
+// Notification work has its own workers and a bounded queue: with every
+// notification worker stuck (as on a WHOX that never comes back) and the
+// queue full, a request from an agent who just appeared is still answered
+// by the request workers, and the notification job its sighting would
+// start is refused and counted, not waited for.
+func TestNotificationWorkBlocksNoRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		b := &Bot{log: zerolog.Nop(), conn: transport.New(transport.Config{}, zerolog.Nop()),
+			irc: irc.New(pircan.NewService(nil, pircan.Config{Limits: pircan.DefaultLimits}, zerolog.Nop()), nil,
+				irc.Config{Limits: pircan.DefaultLimits}, zerolog.Nop()),
+			cfg: Config{Timeout: time.Second}, jobs: newDispatcher(1, 1)}
+		b.notes = newNotifier(b)
+		b.notes.run(ctx)
+		stuck := make(chan struct{})
+		defer close(stuck)
+		offer := func(n int) {
+			for i := range n {
+				if !b.notes.offer(func() { <-stuck }) {
+					t.Fatalf("notification job %d of %d refused", i, n)
+				}
+			}
+			synctest.Wait()
+		}
+		offer(notifyWorkers) // every notification worker takes one and is stuck
+		offer(notifyQueue)   // the queue is full
+		if b.notes.offer(func() {}) {
+			t.Fatal("a job beyond the notification queue's bound was taken")
+		}
+		b.handle(ctx, transport.Event{Kind: transport.Request, Fresh: true,
+			Sender: irc.Sender{Account: "alice", Nick: "alice"}, Text: `PIRCAN/1 ECHO {"id":"e"}`})
+		b.jobs.wait()
+		if q, _ := b.conn.Pacer().Stats(); q != 1 {
+			t.Errorf("%d lines queued for alice, want the ECHO's reply", q)
+		}
+		if n := b.notes.refused.Load(); n != 2 {
+			t.Errorf("pircan_notify_jobs_refused_total = %d, want 2 (the extra job and alice's sighting)", n)
+		}
+	})
+}
