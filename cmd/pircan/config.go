@@ -145,7 +145,7 @@ func (c config) bool(name string) (bool, error) {
 func (c config) int(name string) (int, error) {
 	v, err := strconv.Atoi(c.str(name))
 	if err != nil || v < 0 {
-		return 0, fmt.Errorf("--%s: %q is not a whole number", name, c.str(name))
+		return 0, fmt.Errorf("--%s: %q: want a whole number, 0 or more", name, c.str(name))
 	}
 	return v, nil
 }
