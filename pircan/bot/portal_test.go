@@ -213,8 +213,10 @@ func TestPortalInBrowser(t *testing.T) {
 	bot := bottest.Start(t, bottest.Options{Limits: raised(), HTTPAddr: "127.0.0.1:0"})
 	agents := bot.Agents(t, "web", 2)
 	owner, peer := agents[0], agents[1]
-	ownerID := owner.Hello(`{"name":"Hazmat Agent","description":"Chemical release assessment"}`)
-	peer.Hello(`{"name":"Weather Agent"}`)
+	// Long words (the longest name, a URL in the description) must not
+	// widen a phone's page either.
+	ownerID := owner.Hello(`{"name":"Hazmat Agent","description":"Chemical release assessment: https://example.org/` + strings.Repeat("x", 200) + `"}`)
+	peer.Hello(`{"name":"Weather Agent ` + strings.Repeat("W", 80-len("Weather Agent ")) + `"}`)
 	b := newBrowser(t, bot)
 	bystander := newBrowser(t, bot) // another browser, waiting with a code of its own
 
@@ -413,7 +415,7 @@ func TestPortalOwnerBinding(t *testing.T) {
 	agent, second, pushy, peer, alice := cl[0], cl[1], cl[2], cl[3], cl[4] // alice: a person's own IRC account, no agent
 	agentID := agent.Hello(`{"name":"Bound Agent"}`)
 	secondID := second.Hello(`{"name":"Second Agent"}`)
-	pushyID := pushy.Hello(`{"name":"Pushy Agent"}`)
+	pushyID := pushy.Hello(`{"name":"` + strings.Repeat("P", 80) + `"}`)
 	peer.Hello(`{"name":"Peer Agent"}`)
 
 	if r := agent.Ask(`PIRCAN/1 OWNER`); r.Raw != `PIRCAN/1 OWNER {"account":null,"status":"none"}` {
@@ -583,6 +585,28 @@ func TestPortalRefusals(t *testing.T) {
 		b.fits("expired")
 		if c := b.startSignIn(); c == code {
 			t.Fatalf("a new code is the old one: %s", c)
+		}
+	})
+
+	t.Run("code near its end", func(t *testing.T) {
+		// The page refreshing for most of the code's 10 minutes keeps it,
+		// and LOGIN with it still signs this browser in.
+		b := newBrowser(t, bot)
+		code := b.startSignIn()
+		if _, err := bot.Store().Pool().Exec(t.Context(),
+			"UPDATE portal_sessions SET created_at = now() - make_interval(secs => $2) WHERE code = $1",
+			code, (pircan.CodeLifetime - 15*time.Second).Seconds()); err != nil {
+			t.Fatal(err)
+		}
+		b.reloaded()
+		if c := b.text("code"); c != code {
+			t.Fatalf("after refreshing near the end: %s, want %s", c, code)
+		}
+		if r := owner.Ask(`PIRCAN/1 LOGIN {"code":"` + code + `"}`); r.Verb != "LOGIN" {
+			t.Fatalf("LOGIN near the end: %s", r.Raw)
+		}
+		if got := b.text("account"); got != owner.Account {
+			t.Fatalf("signed in as %q", got)
 		}
 	})
 
