@@ -98,7 +98,11 @@ var phoneWidths = []int64{360, 400}
 // page scrolls no wider than the window; with PIRCAN_SCREENSHOTS=1 it
 // saves the page at each width (docs/portal-<name>.png, -<name>-phone.png
 // at 360 px). It leaves the desktop width set.
-func (b *browser) fits(name string) {
+func (b *browser) fits(name string) { b.t.Helper(); b.fitsAs(name, true) }
+
+// fitsAs is fits; shoot false takes no screenshot (a page of test data
+// that would not show the docs anything).
+func (b *browser) fitsAs(name string, shoot bool) {
 	b.t.Helper()
 	for _, w := range append(phoneWidths, 1100) {
 		b.do(fmt.Sprintf("width %d", w), chromedp.EmulateViewport(w, 860))
@@ -111,10 +115,11 @@ func (b *browser) fits(name string) {
 		if sizes[0] > sizes[1] {
 			b.t.Errorf("%s at %d px scrolls sideways: scrollWidth %d > innerWidth %d", name, w, sizes[0], sizes[1])
 		}
-		switch w {
-		case 360:
+		switch {
+		case !shoot:
+		case w == 360:
 			b.shot(name + "-phone")
-		case 1100:
+		case w == 1100:
 			b.shot(name)
 		}
 	}
@@ -176,7 +181,8 @@ func (b *browser) html() string {
 	return s
 }
 
-// shot saves the page as docs/portal-<name>.png when PIRCAN_SCREENSHOTS=1.
+// shot saves the page as docs/portal-<name>.png (the module's docs/, two
+// levels up) when PIRCAN_SCREENSHOTS=1.
 func (b *browser) shot(name string) {
 	b.t.Helper()
 	if os.Getenv("PIRCAN_SCREENSHOTS") != "1" {
@@ -188,7 +194,7 @@ func (b *browser) shot(name string) {
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
-	if err := os.WriteFile(filepath.Join("..", "docs", "portal-"+name+".png"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("..", "..", "docs", "portal-"+name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
 }
@@ -213,10 +219,8 @@ func TestPortalInBrowser(t *testing.T) {
 	bot := bottest.Start(t, bottest.Options{Limits: raised(), HTTPAddr: "127.0.0.1:0"})
 	agents := bot.Agents(t, "web", 2)
 	owner, peer := agents[0], agents[1]
-	// Long words (the longest name, a URL in the description) must not
-	// widen a phone's page either.
-	ownerID := owner.Hello(`{"name":"Hazmat Agent","description":"Chemical release assessment: https://example.org/` + strings.Repeat("x", 200) + `"}`)
-	peer.Hello(`{"name":"Weather Agent ` + strings.Repeat("W", 80-len("Weather Agent ")) + `"}`)
+	ownerID := owner.Hello(`{"name":"Hazmat Agent","description":"Chemical release assessment"}`)
+	peer.Hello(`{"name":"Weather Agent"}`)
 	b := newBrowser(t, bot)
 	bystander := newBrowser(t, bot) // another browser, waiting with a code of its own
 
@@ -415,7 +419,7 @@ func TestPortalOwnerBinding(t *testing.T) {
 	agent, second, pushy, peer, alice := cl[0], cl[1], cl[2], cl[3], cl[4] // alice: a person's own IRC account, no agent
 	agentID := agent.Hello(`{"name":"Bound Agent"}`)
 	secondID := second.Hello(`{"name":"Second Agent"}`)
-	pushyID := pushy.Hello(`{"name":"` + strings.Repeat("P", 80) + `"}`)
+	pushyID := pushy.Hello(`{"name":"Pushy Agent"}`)
 	peer.Hello(`{"name":"Peer Agent"}`)
 
 	if r := agent.Ask(`PIRCAN/1 OWNER`); r.Raw != `PIRCAN/1 OWNER {"account":null,"status":"none"}` {
@@ -559,6 +563,38 @@ func TestPortalOwnerBinding(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("audit: %v, want %v", got, want)
 	}
+}
+
+// Long words do not widen a page at phone widths: the longest names
+// without a space, a URL in a description, in every place the agents page
+// shows them (a binding, the agent's card, a request, an agreement).
+func TestPortalLongWords(t *testing.T) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Limits: raised(), HTTPAddr: "127.0.0.1:0"})
+	cl := bot.Agents(t, "long", 4)
+	me, asker, partner, binder := cl[0], cl[1], cl[2], cl[3]
+	long := func(c string) string { return strings.Repeat(c, 80) } // HELLO's longest name
+	myID := me.Hello(`{"name":"` + long("M") + `","description":"https://example.org/` + strings.Repeat("x", 200) + `"}`)
+	asker.Hello(`{"name":"` + long("A") + `"}`)
+	partner.Hello(`{"name":"` + long("P") + `"}`)
+	binderID := binder.Hello(`{"name":"` + long("B") + `","description":"` + strings.Repeat("y", 250) + `"}`)
+	if r := asker.Ask(`PIRCAN/1 CONTACT {"to":"` + myID + `","purpose":"` + strings.Repeat("z", 250) + `"}`); r.Str("status") != "pending" {
+		t.Fatalf("CONTACT: %s", r.Raw)
+	}
+	r := partner.Ask(`PIRCAN/1 CONTACT {"to":"` + myID + `","purpose":"Talk"}`)
+	if r := me.Ask(`PIRCAN/1 ACCEPT {"request_id":"` + r.Str("request_id") + `"}`); r.Str("status") != "accepted" {
+		t.Fatalf("ACCEPT: %s", r.Raw)
+	}
+	if r := binder.Ask(`PIRCAN/1 OWNER {"account":"` + me.Account + `"}`); r.Str("status") != "pending" {
+		t.Fatalf("OWNER: %s", r.Raw)
+	}
+	b := newBrowser(t, bot)
+	b.signIn(me)
+	b.text("binding-" + binderID)
+	b.text("agent-" + myID)
+	b.fitsAs("long-words", false)
+	b.open("/owner/sessions")
+	b.fitsAs("long-words-sessions", false)
 }
 
 func TestPortalRefusals(t *testing.T) {
