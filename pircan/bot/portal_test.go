@@ -553,15 +553,28 @@ func TestPortalOwnerBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
+	got := map[string][]string{}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Action, "owner.") && e.Subject == agentID {
-			got = append(got, e.Action+" by "+e.ActorAccount)
+		if strings.HasPrefix(e.Action, "owner.") && (e.Subject == agentID || e.Subject == pushyID) {
+			var d struct{ By string }
+			if err := json.Unmarshal(e.Details, &d); err != nil {
+				t.Fatal(err)
+			}
+			step := e.Action + " by " + e.ActorAccount
+			if d.By != "" {
+				step += " (" + d.By + ")"
+			}
+			got[e.Subject] = append(got[e.Subject], step)
 		}
 	}
-	want := []string{"owner.named by " + agent.Account, "owner.confirmed by " + alice.Account, "owner.cleared by " + alice.Account}
-	if !slices.Equal(got, want) {
-		t.Fatalf("audit: %v, want %v", got, want)
+	want := map[string][]string{
+		agentID: {"owner.named by " + agent.Account, "owner.confirmed by " + alice.Account, "owner.cleared by " + alice.Account + " (owner)"},
+		pushyID: {"owner.named by " + pushy.Account, "owner.declined by " + alice.Account, "owner.cleared by " + pushy.Account + " (agent)"},
+	}
+	for id, w := range want {
+		if !slices.Equal(got[id], w) {
+			t.Errorf("audit of %s: %v, want %v", id, got[id], w)
+		}
 	}
 }
 
