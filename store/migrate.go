@@ -62,6 +62,21 @@ func (s *Store) SchemaCurrent(ctx context.Context) (bool, error) {
 	return have == want, nil
 }
 
+// ErrSchemaNotCurrent: the database lacks migrations this binary has (it
+// was never migrated, or by an older pircan). The words are what an
+// operator sees from every command that refuses such a database.
+var ErrSchemaNotCurrent = errors.New("the database schema is not up to date for this pircan: run pircan migrate")
+
+// CheckSchema is SchemaCurrent as an error: nil when current,
+// ErrSchemaNotCurrent when migrations are missing.
+func (s *Store) CheckSchema(ctx context.Context) error {
+	current, err := s.SchemaCurrent(ctx)
+	if err == nil && !current {
+		err = ErrSchemaNotCurrent
+	}
+	return err
+}
+
 func isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"

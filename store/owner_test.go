@@ -128,9 +128,28 @@ func TestLoginApprovesOnceAndLogoutEnds(t *testing.T) {
 
 func TestLoginRefusals(t *testing.T) {
 	h := newHS(t)
+	// A code near the end of its CodeLifetime still waits, and signs in;
+	// the queries' intervals are the Go constant the portal shows.
+	age := func(id string, d time.Duration) {
+		h.exec("UPDATE portal_sessions SET created_at = now() - make_interval(secs => $2) WHERE id = $1", id, d.Seconds())
+	}
+	late := h.startSignIn("192.0.2.1", "late")
+	age(late.ID, pircan.CodeLifetime-10*time.Second)
+	if s := h.session("late"); !s.Waiting || s.Code != late.Code {
+		t.Fatalf("a code %v old: %+v", pircan.CodeLifetime-10*time.Second, s)
+	}
+	if _, err := h.s.Login(h.ctx, "dave", late.Code, pircan.DefaultLimits); err != nil {
+		t.Fatalf("a code near its end: %v", err)
+	}
+	if s := h.session("late"); !s.Active || s.Account != "dave" {
+		t.Fatalf("after LOGIN near the end: %+v", s)
+	}
 	// An expired code (older than 10 minutes) is refused and changes nothing.
 	p := h.startSignIn("192.0.2.1", "old")
-	h.exec("UPDATE portal_sessions SET created_at = now() - interval '10 minutes 1 second' WHERE id = $1", p.ID)
+	age(p.ID, pircan.CodeLifetime+time.Second)
+	if s := h.session("old"); s.Waiting {
+		t.Fatalf("a code past its lifetime still waits: %+v", s)
+	}
 	_, err := h.s.Login(h.ctx, "bob", p.Code, pircan.DefaultLimits)
 	wantErr(t, "expired code", err, pircan.ErrNotFound)
 	if s := h.session("old"); s.Active || s.Account != "" {

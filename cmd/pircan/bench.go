@@ -15,8 +15,8 @@ import (
 	"github.com/creatimus/pircan/internal/loadgen"
 )
 
-const benchHelp = `usage: pircan bench [flags]
-
+// benchHelp follows bench's usage line (synopsis).
+const benchHelp = `
 Connects --agents NickServ-identified agents to the IRC network where PIRCAN
 runs, registers them with PIRCAN (HELLO) and gives each two message
 agreements (a ring of CONTACT/ACCEPT), then sends --mix at --rate requests/s
@@ -36,7 +36,7 @@ A realistic ceiling at 500 agents is 500 x 20/60 = ~166 req/s. The default
 --rate is 15 per agent per minute (0.25/s: 125 req/s at 500 agents), which
 leaves room in the first minute for the setup's 3 requests per agent. Go
 higher only if the operator raised the limit on the bot. PIRCAN's global output
-cap (PIRCAN_OUTPUT_RATE, 50 lines/s by default) also bounds what it can answer:
+cap (PIRCAN_OUTPUT_RATE, 200 lines/s by default) also bounds what it can answer:
 a FIND is limit+1 lines, and every CONTACT, ACCEPT and SEND also sends a NOTIFY.
 New agents: PIRCAN registers at most PIRCAN_REGISTRATIONS_PER_HOUR (30 by
 default) per hour. Either raise that limit for the first run, or run again with
@@ -47,7 +47,7 @@ already.
 connections rotate through --flood-nicks nicks in all over --duration (each
 nick: NICK, JOIN --lobby, one ECHO, PART), while one identified agent
 (--probe-nick, its NickServ account; password --agent-password) sends WHOAMI
-every --whoami-every, first alone for --baseline, then throughout the flood.
+every --whoami-every, first alone for --baseline (0: none), then throughout the flood.
 It prints the WHOAMI latency p50/p99/max, late (over --target) and lost, per
 phase, the replies the guests got, and with --metrics-url (the bot's
 /metrics) the bot's RSS peak and its refusal counters. Exits 1 if a WHOAMI
@@ -99,7 +99,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	metricsURL := fs.String("metrics-url", "", "--flood: the bot's /metrics URL, for its RSS and refusal counters")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(out, benchHelp)
+			fmt.Fprint(out, synopsis("bench")+benchHelp)
 			fs.SetOutput(out)
 			fs.PrintDefaults()
 			return helpShown
@@ -112,7 +112,8 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	for _, n := range []struct {
 		name      string
 		v, lo, hi int
-	}{{"agents", *agents, 1, 100000}, {"find-limit", *findLimit, 1, 10}, {"connect-parallel", *parallel, 1, 100000}} {
+	}{{"agents", *agents, 1, 100000}, {"find-limit", *findLimit, 1, 10}, {"connect-parallel", *parallel, 1, 100000},
+		{"flood-conns", *floodConns, 1, 100000}, {"flood-nicks", *floodNicks, 1, 10000000}} {
 		if n.v < n.lo || n.v > n.hi {
 			return usagef("bench", "--%s %d: want %d to %d", n.name, n.v, n.lo, n.hi)
 		}
@@ -122,6 +123,9 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if *duration <= 0 || *timeout <= 0 || *settle < 0 {
 		return usagef("bench", "--duration and --timeout must be positive, --settle not negative")
+	}
+	if *whoamiEvery <= 0 || *target <= 0 || *baseline < 0 {
+		return usagef("bench", "--whoami-every and --target must be positive, --baseline not negative")
 	}
 	if *password == "" {
 		return usagef("bench", "--agent-password (or PIRCAN_BENCH_AGENT_PASSWORD) is required")
@@ -137,6 +141,9 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 		}
 		if !set["timeout"] {
 			*timeout = 30 * time.Second
+		}
+		if *baseline == 0 {
+			*baseline = -1 // loadgen: 0 is its default, <0 none
 		}
 		return runFlood(ctx, out, *asJSON, loadgen.FloodConfig{
 			Server: *server, CAFile: *caFile, BotNick: *botNick, Lobby: *lobby,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -191,7 +192,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, topUsage())
 		return 0
 	case "help":
-		if len(rest) == 0 {
+		if len(rest) == 0 || slices.Contains([]string{"-h", "-help", "--help"}, rest[0]) {
 			fmt.Fprint(stdout, topUsage())
 			return 0
 		}

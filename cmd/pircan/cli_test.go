@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 	// Nothing reaches a database here: a wrong argument is refused first.
 	t.Setenv("PIRCAN_DATABASE_URL", "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
 
-	for _, args := range [][]string{nil, {"help"}, {"-h"}, {"--help"}} {
+	for _, args := range [][]string{nil, {"help"}, {"-h"}, {"--help"}, {"help", "--help"}, {"help", "-h"}} {
 		code, out, errOut := cli(t, args...)
 		if code != 0 || errOut != "" || !strings.Contains(out, "commands:") || !strings.Contains(out, "  channel ") ||
 			!strings.Contains(out, "  owner ") || strings.Contains(out, "--irc-server") {
@@ -46,11 +47,38 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 		{[]string{"owner", "verify", "--help"}, "--force", "--irc-server"},
 		{[]string{"reports", "--help"}, "pircan reports resolve <report_id>", "--irc-server"},
 		{[]string{"bench", "--help"}, "--agents", "flag: help requested"},
+		{[]string{"token", "--help"}, "pircan token revoke <token_id>", "--irc-server"},
+		{[]string{"token", "issue", "--help"}, "--expires", "token list"},
+		{[]string{"resources", "--help"}, "pircan resources remove <resource_id>", "--irc-server"},
+		{[]string{"resources", "list", "--help"}, "--by", "resources show"},
+		{[]string{"reports", "resolve", "--help"}, "--resolution", "reports list"},
+		{[]string{"owner", "clear", "--help"}, "pircan owner clear <agent_id>", "owner verify"},
+		{[]string{"migrate", "--help"}, "pircan migrate", "--irc-server"},
+		{[]string{"help", "token"}, "pircan token issue <account>", "--irc-server"},
 	}
 	for _, h := range helps {
 		code, out, errOut := cli(t, h.args...)
 		if code != 0 || errOut != "" || !strings.Contains(out, h.want) || strings.Contains(out, h.not_) {
 			t.Errorf("pircan %v: %d\n%s\n%s", h.args, code, out, errOut)
+		}
+	}
+
+	// Every command and subcommand in the table answers --help with its usage.
+	for _, c := range commands {
+		if c.name == "help" { // pircan help --help: the list, above
+			continue
+		}
+		for _, line := range c.synopsis {
+			words := strings.Fields(line)
+			args := words[:1]
+			if len(c.synopsis) > 1 { // a group: "channel add ..."
+				args = words[:2]
+			}
+			args = append(slices.Clone(args), "--help")
+			code, out, errOut := cli(t, args...)
+			if code != 0 || errOut != "" || !strings.Contains(out, "pircan "+line) {
+				t.Errorf("pircan %v: %d\n%s\n%s", args, code, out, errOut)
+			}
 		}
 	}
 
@@ -74,6 +102,16 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 		{[]string{"owner", "verify", "alice"}, 2, "pircan owner verify: --name is required"},
 		{[]string{"owner", "clear", "x"}, 2, `pircan owner clear: <agent_id> "x" is not an agent id`},
 		{[]string{"bench", "--agents", "0"}, 2, "pircan bench: --agents 0: want 1 to 100000"},
+		{[]string{"bench", "--flood", "--flood-conns", "-5", "--agent-password", "x"}, 2, "pircan bench: --flood-conns -5: want 1 to 100000"},
+		{[]string{"bench", "--flood", "--flood-nicks", "0", "--agent-password", "x"}, 2, "pircan bench: --flood-nicks 0: want 1 to 10000000"},
+		{[]string{"bench", "--flood", "--whoami-every", "0s", "--agent-password", "x"}, 2, "pircan bench: --whoami-every and --target must be positive"},
+		{[]string{"bench", "--flood", "--baseline", "-1s", "--agent-password", "x"}, 2, "--baseline not negative"},
+		{[]string{"token", "issue", "alice", "--expires", "-1d"}, 2, `pircan token issue: --expires "-1d": a lifetime is positive`},
+		{[]string{"resources", "list", "--limit", "0"}, 2, "pircan resources list: --limit 0: want 1 to 1000"},
+		{[]string{"resources", "show"}, 2, "pircan resources show: missing argument <resource_id>"},
+		{[]string{"token", "revoke"}, 2, "pircan token revoke: missing argument <token_id>"},
+		{[]string{"serve", "--workers", "-3", "--sasl-account", "a", "--sasl-password", "p"}, 1, `pircan serve: --workers: "-3": want a whole number, 0 or more`},
+		{[]string{"serve", "--workers", "0", "--sasl-account", "a", "--sasl-password", "p"}, 1, "pircan serve: bursts and workers must be at least 1"},
 		{[]string{"serve", "extra"}, 2, `pircan serve: unexpected argument "extra"`},
 		{[]string{"frob"}, 2, `pircan: unknown command "frob"`},
 		{[]string{"--nick", "X"}, 2, "pircan: name a command before the flags"},
@@ -101,11 +139,15 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 func TestCLISchemaCheck(t *testing.T) {
 	dsn := pgtest.Database(t)
 	t.Setenv("PIRCAN_DATABASE_URL", dsn)
-	for _, args := range [][]string{{"channel", "list"}, {"audit"}, {"reports", "list"}} {
-		if code, _, errOut := cli(t, args...); code != 1 || !strings.Contains(errOut, "run pircan migrate") || strings.Contains(errOut, "does not exist") {
-			t.Errorf("unmigrated, pircan %v: %d %s", args, code, errOut)
+	refused := func(when string) {
+		t.Helper()
+		for _, args := range databaseCommands {
+			if code, out, errOut := cli(t, args...); code != 1 || out != "" || !strings.Contains(errOut, "run pircan migrate") || strings.Contains(errOut, "does not exist") {
+				t.Errorf("%s, pircan %v: %d %s%s", when, args, code, out, errOut)
+			}
 		}
 	}
+	refused("unmigrated")
 	if code, out, errOut := cli(t, "migrate"); code != 0 {
 		t.Fatalf("migrate: %d %s %s", code, out, errOut)
 	}
@@ -121,7 +163,18 @@ func TestCLISchemaCheck(t *testing.T) {
 	if _, err := st.Pool().Exec(t.Context(), `DELETE FROM goose_db_version WHERE version_id = (SELECT max(version_id) FROM goose_db_version)`); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errOut := cli(t, "channel", "list"); code != 1 || !strings.Contains(errOut, "run pircan migrate") {
-		t.Errorf("older schema: %d %s", code, errOut)
-	}
+	refused("older schema")
 }
+
+// databaseCommands are every operator command that opens the database,
+// with arguments it accepts (so each gets as far as the schema check).
+var databaseCommands = [][]string{
+	{"channel", "list"}, {"channel", "add", "#x"}, {"channel", "invite", "#x", zeroID}, {"channel", "remove", "#x"},
+	{"audit"}, {"audit", "--follow"},
+	{"reports", "list"}, {"reports", "show", zeroID}, {"reports", "resolve", zeroID, "--resolution", "r"},
+	{"owner", "verify", "alice", "--name", "Alice"}, {"owner", "clear", zeroID},
+	{"token", "issue", "alice"}, {"token", "list"}, {"token", "revoke", zeroID},
+	{"resources", "list"}, {"resources", "show", zeroID}, {"resources", "remove", zeroID},
+}
+
+const zeroID = "00000000-0000-4000-8000-000000000000"

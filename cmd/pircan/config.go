@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	pircanbot "github.com/creatimus/pircan/pircan/bot"
 )
 
 // setting is one configuration value: a flag with an environment twin.
@@ -30,7 +32,7 @@ var settings = []setting{
 	{"oper-name", "PIRCAN_OPER_NAME", "", "optional OPER name (fake-lag exemption)", false},
 	{"oper-password", "PIRCAN_OPER_PASSWORD", "", "its password", true},
 	{"lobby", "PIRCAN_LOBBY", "#agents", "lobby channel", false},
-	{"quit-message", "PIRCAN_QUIT_MESSAGE", "PIRCAN stopping", "the QUIT text of a plain stop (Ctrl-C, SIGTERM)", false},
+	{"quit-message", "PIRCAN_QUIT_MESSAGE", pircanbot.DefaultQuitMessage, "the QUIT text of a plain stop (Ctrl-C, SIGTERM)", false},
 	{"http-addr", "PIRCAN_HTTP_ADDR", "127.0.0.1:8080", "listen address of the portal, health and metrics", false},
 	{"metrics-addr", "PIRCAN_METRICS_ADDR", "", "listen address of /metrics alone; when set, the http-addr listener does not serve it", false},
 	{"log-level", "PIRCAN_LOG_LEVEL", "info", "debug, info, warn or error", false},
@@ -145,7 +147,7 @@ func (c config) bool(name string) (bool, error) {
 func (c config) int(name string) (int, error) {
 	v, err := strconv.Atoi(c.str(name))
 	if err != nil || v < 0 {
-		return 0, fmt.Errorf("--%s: %q is not a whole number", name, c.str(name))
+		return 0, fmt.Errorf("--%s: %q: want a whole number, 0 or more", name, c.str(name))
 	}
 	return v, nil
 }

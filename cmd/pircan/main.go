@@ -98,11 +98,7 @@ func (c *common) openStore(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	current, err := st.SchemaCurrent(ctx)
-	if err == nil && !current {
-		err = errors.New("the database schema is not up to date for this pircan: run pircan migrate")
-	}
-	if err != nil {
+	if err := st.CheckSchema(ctx); err != nil {
 		st.Close()
 		return nil, err
 	}

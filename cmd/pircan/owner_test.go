@@ -34,6 +34,13 @@ func TestOwnerVerify(t *testing.T) {
 			t.Fatalf("owner %v succeeded", bad)
 		}
 	}
+	if err := runOwner(ctx, []string{"verify", "nosuchaccount", "--name", "X"}, &out); err == nil ||
+		!strings.Contains(err.Error(), "never seen account nosuchaccount") || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("an unknown account: %v", err)
+	}
+	if o, err := st.Owner(ctx, "nosuchaccount"); err != nil || o != nil {
+		t.Fatalf("an unknown account was verified: %+v %v", o, err)
+	}
 	if a, _ := st.AgentByAccount(ctx, "alice"); a.Owner != nil {
 		t.Fatalf("owner before verify: %+v", a.Owner)
 	}

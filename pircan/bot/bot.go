@@ -14,7 +14,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,8 +122,8 @@ func prepare(ctx context.Context, st *store.Store, cfg Config) error {
 		if _, err := st.Migrate(ctx); err != nil {
 			return err
 		}
-	} else if ok, err := st.SchemaCurrent(ctx); err != nil || !ok {
-		return fmt.Errorf("schema is not current (run pircan migrate): %v", err)
+	} else if err := st.CheckSchema(ctx); err != nil {
+		return err
 	}
 	if cfg.NoIRC {
 		return nil // the lobby is the IRC process's

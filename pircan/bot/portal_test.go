@@ -98,7 +98,11 @@ var phoneWidths = []int64{360, 400}
 // page scrolls no wider than the window; with PIRCAN_SCREENSHOTS=1 it
 // saves the page at each width (docs/portal-<name>.png, -<name>-phone.png
 // at 360 px). It leaves the desktop width set.
-func (b *browser) fits(name string) {
+func (b *browser) fits(name string) { b.t.Helper(); b.fitsAs(name, true) }
+
+// fitsAs is fits; shoot false takes no screenshot (a page of test data
+// that would not show the docs anything).
+func (b *browser) fitsAs(name string, shoot bool) {
 	b.t.Helper()
 	for _, w := range append(phoneWidths, 1100) {
 		b.do(fmt.Sprintf("width %d", w), chromedp.EmulateViewport(w, 860))
@@ -111,10 +115,11 @@ func (b *browser) fits(name string) {
 		if sizes[0] > sizes[1] {
 			b.t.Errorf("%s at %d px scrolls sideways: scrollWidth %d > innerWidth %d", name, w, sizes[0], sizes[1])
 		}
-		switch w {
-		case 360:
+		switch {
+		case !shoot:
+		case w == 360:
 			b.shot(name + "-phone")
-		case 1100:
+		case w == 1100:
 			b.shot(name)
 		}
 	}
@@ -176,7 +181,8 @@ func (b *browser) html() string {
 	return s
 }
 
-// shot saves the page as docs/portal-<name>.png when PIRCAN_SCREENSHOTS=1.
+// shot saves the page as docs/portal-<name>.png (the module's docs/, two
+// levels up) when PIRCAN_SCREENSHOTS=1.
 func (b *browser) shot(name string) {
 	b.t.Helper()
 	if os.Getenv("PIRCAN_SCREENSHOTS") != "1" {
@@ -188,7 +194,7 @@ func (b *browser) shot(name string) {
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
-	if err := os.WriteFile(filepath.Join("..", "docs", "portal-"+name+".png"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("..", "..", "docs", "portal-"+name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
 }
@@ -547,16 +553,61 @@ func TestPortalOwnerBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
+	got := map[string][]string{}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Action, "owner.") && e.Subject == agentID {
-			got = append(got, e.Action+" by "+e.ActorAccount)
+		if strings.HasPrefix(e.Action, "owner.") && (e.Subject == agentID || e.Subject == pushyID) {
+			var d struct{ By string }
+			if err := json.Unmarshal(e.Details, &d); err != nil {
+				t.Fatal(err)
+			}
+			step := e.Action + " by " + e.ActorAccount
+			if d.By != "" {
+				step += " (" + d.By + ")"
+			}
+			got[e.Subject] = append(got[e.Subject], step)
 		}
 	}
-	want := []string{"owner.named by " + agent.Account, "owner.confirmed by " + alice.Account, "owner.cleared by " + alice.Account}
-	if !slices.Equal(got, want) {
-		t.Fatalf("audit: %v, want %v", got, want)
+	want := map[string][]string{
+		agentID: {"owner.named by " + agent.Account, "owner.confirmed by " + alice.Account, "owner.cleared by " + alice.Account + " (owner)"},
+		pushyID: {"owner.named by " + pushy.Account, "owner.declined by " + alice.Account, "owner.cleared by " + pushy.Account + " (agent)"},
 	}
+	for id, w := range want {
+		if !slices.Equal(got[id], w) {
+			t.Errorf("audit of %s: %v, want %v", id, got[id], w)
+		}
+	}
+}
+
+// Long words do not widen a page at phone widths: the longest names
+// without a space, a URL in a description, in every place the agents page
+// shows them (a binding, the agent's card, a request, an agreement).
+func TestPortalLongWords(t *testing.T) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Limits: raised(), HTTPAddr: "127.0.0.1:0"})
+	cl := bot.Agents(t, "long", 4)
+	me, asker, partner, binder := cl[0], cl[1], cl[2], cl[3]
+	long := func(c string) string { return strings.Repeat(c, 80) } // HELLO's longest name
+	myID := me.Hello(`{"name":"` + long("M") + `","description":"https://example.org/` + strings.Repeat("x", 200) + `"}`)
+	asker.Hello(`{"name":"` + long("A") + `"}`)
+	partner.Hello(`{"name":"` + long("P") + `"}`)
+	binderID := binder.Hello(`{"name":"` + long("B") + `","description":"` + strings.Repeat("y", 250) + `"}`)
+	if r := asker.Ask(`PIRCAN/1 CONTACT {"to":"` + myID + `","purpose":"` + strings.Repeat("z", 250) + `"}`); r.Str("status") != "pending" {
+		t.Fatalf("CONTACT: %s", r.Raw)
+	}
+	r := partner.Ask(`PIRCAN/1 CONTACT {"to":"` + myID + `","purpose":"Talk"}`)
+	if r := me.Ask(`PIRCAN/1 ACCEPT {"request_id":"` + r.Str("request_id") + `"}`); r.Str("status") != "accepted" {
+		t.Fatalf("ACCEPT: %s", r.Raw)
+	}
+	if r := binder.Ask(`PIRCAN/1 OWNER {"account":"` + me.Account + `"}`); r.Str("status") != "pending" {
+		t.Fatalf("OWNER: %s", r.Raw)
+	}
+	b := newBrowser(t, bot)
+	b.signIn(me)
+	b.text("binding-" + binderID)
+	b.text("agent-" + myID)
+	b.fitsAs("long-words", false)
+	b.open("/owner/sessions")
+	b.fitsAs("long-words-sessions", false)
 }
 
 func TestPortalRefusals(t *testing.T) {
@@ -583,6 +634,28 @@ func TestPortalRefusals(t *testing.T) {
 		b.fits("expired")
 		if c := b.startSignIn(); c == code {
 			t.Fatalf("a new code is the old one: %s", c)
+		}
+	})
+
+	t.Run("code near its end", func(t *testing.T) {
+		// The page refreshing for most of the code's 10 minutes keeps it,
+		// and LOGIN with it still signs this browser in.
+		b := newBrowser(t, bot)
+		code := b.startSignIn()
+		if _, err := bot.Store().Pool().Exec(t.Context(),
+			"UPDATE portal_sessions SET created_at = now() - make_interval(secs => $2) WHERE code = $1",
+			code, (pircan.CodeLifetime - 15*time.Second).Seconds()); err != nil {
+			t.Fatal(err)
+		}
+		b.reloaded()
+		if c := b.text("code"); c != code {
+			t.Fatalf("after refreshing near the end: %s, want %s", c, code)
+		}
+		if r := owner.Ask(`PIRCAN/1 LOGIN {"code":"` + code + `"}`); r.Verb != "LOGIN" {
+			t.Fatalf("LOGIN near the end: %s", r.Raw)
+		}
+		if got := b.text("account"); got != owner.Account {
+			t.Fatalf("signed in as %q", got)
 		}
 	})
 
