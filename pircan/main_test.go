@@ -48,6 +48,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer shared.Close()
+	// As in a running PIRCAN: callers' agents come from the agent cache.
+	follow, stop := context.WithCancel(context.Background())
+	defer stop()
+	go shared.RunAgentCache(follow, zerolog.Nop())
 	return m.Run()
 }
 

@@ -156,30 +156,39 @@ func TestSIGTERMFinishesAndQuits(t *testing.T) {
 func testSIGTERMFinishesAndQuits(t *testing.T, kind ircnet.Kind) {
 	e := newBotEnv(t, kind)
 	p := e.start(t)
-	a := e.agents(t, "term", 1)[0]
+	agents := e.agents(t, "term", 2)
+	a, marker := agents[0], agents[1]
 	waitServing(t, a)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := a.Join(ctx, e.lobby); err != nil {
 		t.Fatal(err)
 	}
-	// 20 requests in one write: they reach the bot together, so once it
-	// answers the first, it has read them all.
+	// 20 requests in one write, then a PING: once its PONG is back, the
+	// server has passed the 20 on to the bot. A request from another
+	// agent after that reaches the bot behind them, so once it is
+	// answered, the bot has read all 20: it has taken them.
 	var burst []string
 	for i := range 20 {
 		burst = append(burst, fmt.Sprintf(`PRIVMSG %s :PIRCAN/1 ECHO {"id":"t%d"}`, e.nick, i))
 	}
+	burst = append(burst, "PING :burst-sent")
 	if err := a.Raw(strings.Join(burst, "\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	// Only once the bot has started answering: requests it has taken.
-	if r := a.Next(); r.Str("re") != "t0" {
-		t.Fatalf("first reply: %s", r.Raw)
+	if _, err := a.Expect(ctx, func(m ircmsg.Message) bool {
+		return m.Command == "PONG" && len(m.Params) > 0 && m.Params[len(m.Params)-1] == "burst-sent"
+	}); err != nil {
+		t.Fatal(err)
+	}
+	marker.Send(`PIRCAN/1 ECHO {"id":"after"}`)
+	if r := marker.Next(); r.Str("re") != "after" {
+		t.Fatalf("the marker's reply: %s", r.Raw)
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	for i := 1; i < 20; i++ {
+	for i := range 20 {
 		if r := a.Next(); r.Str("re") != fmt.Sprint("t", i) {
 			t.Fatalf("reply %d after SIGTERM: %s", i, r.Raw)
 		}

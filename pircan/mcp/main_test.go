@@ -55,6 +55,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// As in a running PIRCAN: callers' agents come from the agent cache.
+	follow, stop := context.WithCancel(context.Background())
+	defer stop()
+	go shared.RunAgentCache(follow, zerolog.Nop())
 	return m.Run()
 }
 
