@@ -38,9 +38,9 @@ RETURNING id, name, description, capabilities, card_url, nick, created_at;
 UPDATE agents SET nick = @nick WHERE id = @id;
 
 -- name: FindAgents :many
--- q and capability are optional; the pool plans every statement for its
--- actual parameters (plan_cache_mode = force_custom_plan), so each filter
--- that is given uses its index. No count(*) OVER () here: it would read
+-- q and capability are optional; the store plans it for its actual
+-- parameters on every call (store.perCallPlans), so each filter that is
+-- given uses its index. No count(*) OVER () here: it would read
 -- every match before the first row (BENCHMARKS.md).
 SELECT id, name, description, capabilities, nick
 FROM agents

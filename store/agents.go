@@ -173,7 +173,7 @@ func (s *Store) SeenNick(ctx context.Context, agentID, nick string) error {
 func (s *Store) FindAgents(ctx context.Context, fq pircan.FindQuery) ([]pircan.Agent, int, error) {
 	var agents []pircan.Agent
 	total := 0
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
 		p := db.FindAgentsParams{Lim: int32(fq.Limit), Off: int32(fq.Offset)}
 		if fq.Q != "" {
 			p.Q = likePattern(fq.Q)

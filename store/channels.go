@@ -11,7 +11,7 @@ import (
 func (s *Store) Channels(ctx context.Context, agentID, q string, limit, offset int) ([]pircan.Channel, int, error) {
 	var out []pircan.Channel
 	total := 0
-	err := s.read(ctx, func(ctx context.Context, dq *db.Queries) error {
+	err := s.readPlanned(ctx, func(ctx context.Context, dq *db.Queries) error {
 		p := db.ListChannelsParams{AgentID: agentID, Lim: int32(limit), Off: int32(offset)}
 		if q != "" {
 			p.Q = likePattern(q) // plain text, case-insensitive (spec §3 CHANNELS)

@@ -389,8 +389,8 @@ func (t *benchSQLTracer) capture(ctx context.Context, b *testing.B, s *Store, fq
 	return t.sql, t.args
 }
 
-// benchTracedStore opens a second Store on s's pool configuration (so on Open's
-// runtime parameters: plan_cache_mode = force_custom_plan) with a tracer.
+// benchTracedStore opens a second Store on s's pool configuration (Open's
+// runtime parameters) with a tracer.
 func benchTracedStore(ctx context.Context, b *testing.B, s *Store) (*Store, *benchSQLTracer) {
 	cfg := s.pool.Config()
 	cfg.MaxConns = 1
@@ -400,13 +400,14 @@ func benchTracedStore(ctx context.Context, b *testing.B, s *Store) (*Store, *ben
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &Store{pool: pool, q: db.New(pool), timeout: s.timeout}, tr
+	return &Store{pool: pool, q: db.New(pool), planned: db.New(perCallPlans{pool}), timeout: s.timeout,
+		agents: newAgentCache()}, tr
 }
 
 // benchExplain runs `<how> <sql>` with args on the same pool settings and
-// returns the plan.
+// returns the plan, planned for its arguments as FindAgents' statements are.
 func benchExplain(ctx context.Context, b *testing.B, pool *pgxpool.Pool, how, sql string, args []any) string {
-	rows, err := pool.Query(ctx, how+" "+sql, args...)
+	rows, err := perCallPlans{pool}.Query(ctx, how+" "+sql, args...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func ptr[T any](v T) *T { return &v }
 func (s *Store) Contacts(ctx context.Context, agentID string, incoming bool, status string, limit, offset int) ([]pircan.ContactItem, int, error) {
 	var out []pircan.ContactItem
 	total := 0
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
 		p := db.ListContactsParams{Incoming: incoming, Agent: agentID, Status: status, Lim: int32(limit), Off: int32(offset)}
 		rows, err := q.ListContacts(ctx, p)
 		for _, r := range rows {
@@ -261,7 +261,7 @@ func (s *Store) Decide(ctx context.Context, actor pircan.Actor, d pircan.Decisio
 func (s *Store) Agreements(ctx context.Context, agentID string, includeEnded bool, limit, offset int) ([]pircan.AgreementItem, int, error) {
 	var out []pircan.AgreementItem
 	total := 0
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
 		p := db.ListAgreementsParams{Agent: agentID, IncludeEnded: includeEnded, Lim: int32(limit), Off: int32(offset)}
 		rows, err := q.ListAgreements(ctx, p)
 		for _, r := range rows {

@@ -106,7 +106,7 @@ type ReportInfo struct {
 func (s *Store) ListReports(ctx context.Context, status string, limit int) ([]ReportInfo, int, error) {
 	var out []ReportInfo
 	total := 0
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
 		rows, err := q.ListReports(ctx, db.ListReportsParams{Status: status, Lim: int32(limit)})
 		for _, r := range rows {
 			out = append(out, ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Status: r.Status,

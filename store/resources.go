@@ -63,7 +63,7 @@ func (s *Store) Resources(ctx context.Context, rq pircan.ResourceQuery) ([]pirca
 	if rq.By != "" && !pircan.ValidID(rq.By) {
 		return nil, 0, nil // no such publisher: nothing matches
 	}
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
 		p := db.ListResourcesParams{Viewer: viewerID(rq.Viewer), Lim: int32(rq.Limit), Off: int32(rq.Offset)}
 		if rq.Q != "" {
 			p.Q = likePattern(rq.Q)

@@ -41,6 +41,7 @@ type Timeouts struct {
 type Store struct {
 	pool    *pgxpool.Pool
 	q       *db.Queries
+	planned *db.Queries // the lists with optional filters: see perCallPlans
 	timeout time.Duration
 	// operator is who runs an operator command (AsOperator): the audit
 	// actor of the changes made through the core that carry no actor
@@ -56,8 +57,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return OpenTimeouts(ctx, dsn, Timeouts{Query: QueryTimeout, Lock: LockTimeout})
 }
 
-// OpenTimeouts connects a pool to dsn. The pool plans each statement for its
-// actual arguments (FIND's optional filters must each use their index).
+// OpenTimeouts connects a pool to dsn. Statements are prepared once per
+// connection and Postgres may keep a generic plan for them (planning was a
+// fifth of SEND → INBOX's cost), but for the lists with optional filters,
+// which are planned for their arguments on every call (perCallPlans).
 // lock_timeout is a connection parameter rather than a SET LOCAL per
 // transaction: no extra round trip, and it covers every statement, the
 // migrations' DDL included (which then cannot queue, with every query behind
@@ -67,7 +70,6 @@ func OpenTimeouts(ctx context.Context, dsn string, t Timeouts) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
 	}
-	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "pircan"
 	if t.Lock > 0 {
 		cfg.ConnConfig.RuntimeParams["lock_timeout"] = strconv.FormatInt(t.Lock.Milliseconds(), 10)
@@ -79,7 +81,29 @@ func OpenTimeouts(ctx context.Context, dsn string, t Timeouts) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, q: db.New(pool), timeout: t.Query, agents: newAgentCache()}, nil
+	return &Store{pool: pool, q: db.New(pool), planned: db.New(perCallPlans{pool}), timeout: t.Query,
+		agents: newAgentCache()}, nil
+}
+
+// perCallPlans runs statements unnamed (pgx's QueryExecModeCacheDescribe:
+// still one round trip), and Postgres plans an unnamed statement for the
+// values it is given, every time. The lists with optional filters need
+// that: FIND with q, with a capability, with both or with neither wants a
+// different index each, and a generic plan, made without the values, would
+// serve every case with one of them (or none). Those store methods read
+// through readPlanned.
+type perCallPlans struct{ pool *pgxpool.Pool }
+
+func (p perCallPlans) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return p.pool.Exec(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
+}
+
+func (p perCallPlans) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return p.pool.Query(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
+}
+
+func (p perCallPlans) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return p.pool.QueryRow(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
 }
 
 // IsTimeout reports whether err is a store call that ran out of time: its
@@ -125,11 +149,21 @@ func (s *Store) withTx(ctx context.Context, fn func(ctx context.Context, q *db.Q
 	return tx.Commit(ctx)
 }
 
+// readPlanned is read with statements planned for their arguments on every
+// call (perCallPlans): for the lists with optional filters.
+func (s *Store) readPlanned(ctx context.Context, fn func(ctx context.Context, q *db.Queries) error) error {
+	return s.readWith(ctx, s.planned, fn)
+}
+
 // read runs fn outside a transaction under the query timeout.
 func (s *Store) read(ctx context.Context, fn func(ctx context.Context, q *db.Queries) error) error {
+	return s.readWith(ctx, s.q, fn)
+}
+
+func (s *Store) readWith(ctx context.Context, q *db.Queries, fn func(ctx context.Context, q *db.Queries) error) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	return fn(ctx, s.q)
+	return fn(ctx, q)
 }
 
 // notFound maps pgx's no-rows to the core's ErrNotFound at this boundary.

@@ -95,7 +95,7 @@ func (s *Store) Tasks(ctx context.Context, agentID string, incoming bool, status
 	if status == "" {
 		status = "any"
 	}
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
 		p := db.ListTasksParams{Incoming: incoming, Agent: agentID, Status: status, Lim: int32(limit), Off: int32(offset)}
 		rows, err := q.ListTasks(ctx, p)
 		for _, r := range rows {

@@ -69,7 +69,7 @@ func (s *Store) Tokens(ctx context.Context, account string) ([]pircan.Token, err
 		filter = &f
 	}
 	var out []pircan.Token
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
 		rows, err := q.ListTokens(ctx, filter)
 		for _, r := range rows {
 			out = append(out, toToken(r))

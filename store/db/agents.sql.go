@@ -176,9 +176,9 @@ type FindAgentsRow struct {
 	Nick         string
 }
 
-// q and capability are optional; the pool plans every statement for its
-// actual parameters (plan_cache_mode = force_custom_plan), so each filter
-// that is given uses its index. No count(*) OVER () here: it would read
+// q and capability are optional; the store plans it for its actual
+// parameters on every call (store.perCallPlans), so each filter that is
+// given uses its index. No count(*) OVER () here: it would read
 // every match before the first row (BENCHMARKS.md).
 func (q *Queries) FindAgents(ctx context.Context, arg FindAgentsParams) ([]FindAgentsRow, error) {
 	rows, err := q.db.Query(ctx, findAgents,
