@@ -70,6 +70,23 @@ SELECT count(*) FROM (
       AND (sqlc.narg('capability')::text IS NULL OR capabilities_folded @> ARRAY[sqlc.narg('capability')::text])
     LIMIT @cap) AS s;
 
+-- name: CountByCapability :one
+-- FIND's total for a capability alone, counted up to @cap matches: a range
+-- of agent_capabilities' primary key, read from the index alone.
+SELECT count(*) FROM (
+    SELECT 1 FROM agent_capabilities WHERE capability = @capability LIMIT @cap) AS s;
+
+-- name: FindByCapability :many
+-- FIND by a capability alone: its agents in registration order, a page at a
+-- time from agent_capabilities (schema 00014), whatever their number and
+-- wherever they are in the directory.
+SELECT a.id, a.name, a.description, a.capabilities, a.nick
+FROM agent_capabilities c
+JOIN agents a ON a.id = c.agent_id
+WHERE c.capability = @capability
+ORDER BY c.created_at, c.agent_id
+LIMIT @lim OFFSET @off;
+
 -- name: AgentProfileByID :one
 -- The public profile of one agent, for its A2A Agent Card.
 SELECT id, name, description, capabilities, created_at FROM agents WHERE id = @id;

@@ -174,43 +174,67 @@ func (s *Store) FindAgents(ctx context.Context, fq pircan.FindQuery) ([]pircan.A
 	var agents []pircan.Agent
 	total := 0
 	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
-		p := db.FindAgentsParams{Lim: int32(fq.Limit), Off: int32(fq.Offset)}
-		if fq.Q != "" {
-			p.Q = likePattern(fq.Q)
-		}
-		if fq.Capability != "" {
-			c := strings.ToLower(fq.Capability)
-			p.Capability = &c
-		}
-		// Count first (capped): it also says which page query suits the
-		// filter. Many matches: walking the registration order finds a page
-		// at once. Few: a walk could cross the whole directory before it
-		// meets them (a new capability of the newest agents, say), so the
-		// few are fetched through the indexes and sorted.
-		n, err := q.CountAgents(ctx, db.CountAgentsParams{Q: p.Q, Capability: p.Capability, Cap: pircan.MaxFindTotal + 1})
-		if err != nil {
-			return err
-		}
-		total = int(n)
 		var rows []db.FindAgentsRow
-		if n <= pircan.MaxFindTotal {
-			few, err := q.FindFewAgents(ctx, db.FindFewAgentsParams(p))
-			if err != nil {
-				return err
-			}
-			for _, r := range few {
-				rows = append(rows, db.FindAgentsRow(r))
-			}
-		} else if rows, err = q.FindAgents(ctx, p); err != nil {
-			return err
+		var err error
+		if fq.Q == "" && fq.Capability != "" {
+			rows, total, err = findByCapability(ctx, q, fq)
+		} else {
+			rows, total, err = findFiltered(ctx, q, fq)
 		}
 		for _, r := range rows {
 			agents = append(agents, pircan.Agent{ID: r.ID, Name: r.Name, Description: r.Description,
 				Capabilities: r.Capabilities, Nick: r.Nick})
 		}
-		return nil
+		return err
 	})
 	return agents, total, err
+}
+
+// findByCapability is FIND by a capability alone: a range of
+// agent_capabilities, counted and paged in registration order.
+func findByCapability(ctx context.Context, q *db.Queries, fq pircan.FindQuery) ([]db.FindAgentsRow, int, error) {
+	c := strings.ToLower(fq.Capability)
+	n, err := q.CountByCapability(ctx, db.CountByCapabilityParams{Capability: c, Cap: pircan.MaxFindTotal + 1})
+	if err != nil {
+		return nil, 0, err
+	}
+	page, err := q.FindByCapability(ctx, db.FindByCapabilityParams{Capability: c, Lim: int32(fq.Limit), Off: int32(fq.Offset)})
+	rows := make([]db.FindAgentsRow, len(page))
+	for i, r := range page {
+		rows[i] = db.FindAgentsRow(r)
+	}
+	return rows, int(n), err
+}
+
+// findFiltered is FIND by q (and a capability), or by nothing.
+func findFiltered(ctx context.Context, q *db.Queries, fq pircan.FindQuery) ([]db.FindAgentsRow, int, error) {
+	p := db.FindAgentsParams{Lim: int32(fq.Limit), Off: int32(fq.Offset)}
+	if fq.Q != "" {
+		p.Q = likePattern(fq.Q)
+	}
+	if fq.Capability != "" {
+		c := strings.ToLower(fq.Capability)
+		p.Capability = &c
+	}
+	// Count first (capped): it also says which page query suits the
+	// filter. Many matches: walking the registration order finds a page at
+	// once. Few: a walk could cross the whole directory before it meets
+	// them (a word only the newest agents use, say), so the few are fetched
+	// through the indexes and sorted.
+	n, err := q.CountAgents(ctx, db.CountAgentsParams{Q: p.Q, Capability: p.Capability, Cap: pircan.MaxFindTotal + 1})
+	if err != nil {
+		return nil, 0, err
+	}
+	if n > pircan.MaxFindTotal {
+		rows, err := q.FindAgents(ctx, p)
+		return rows, int(n), err
+	}
+	few, err := q.FindFewAgents(ctx, db.FindFewAgentsParams(p))
+	rows := make([]db.FindAgentsRow, len(few))
+	for i, r := range few {
+		rows[i] = db.FindAgentsRow(r)
+	}
+	return rows, int(n), err
 }
 
 // likePattern lower-cases a search text and escapes LIKE's wildcards, so

@@ -48,6 +48,14 @@ import (
 	"github.com/creatimus/pircan/store/db"
 )
 
+// benchNewestCapability is held by the newest benchNewestHolders agents only
+// (a capability that has just become popular): more than FIND counts, all
+// at the end of the registration order.
+const (
+	benchNewestCapability = "newest-only"
+	benchNewestHolders    = 1500
+)
+
 // benchSlowP99 is the latency above which a query shape is reported as slow,
 // with its EXPLAIN ANALYZE.
 const benchSlowP99 = 50 * time.Millisecond
@@ -64,6 +72,7 @@ type benchFindShape struct {
 var benchFindShapes = []benchFindShape{
 	{"capability-common", pircan.FindQuery{Capability: "search", Limit: 5}},
 	{"capability-rare", pircan.FindQuery{Capability: "diagrams", Limit: 5}},
+	{"capability-newest", pircan.FindQuery{Capability: benchNewestCapability, Limit: 5}},
 	{"q-common-word", pircan.FindQuery{Q: "chemical", Limit: 5}},
 	{"q-rare-word", pircan.FindQuery{Q: "vexillology", Limit: 5}},
 	{"q-3char", pircan.FindQuery{Q: "map", Limit: 5}},
@@ -93,6 +102,12 @@ func BenchmarkFind(b *testing.B) {
 		b.Fatal(err)
 	}
 	if err := benchSeed(ctx, b, s, n); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE agents SET capabilities = capabilities || $1::text,
+		    capabilities_folded = capabilities_folded || $1::text
+		WHERE id IN (SELECT id FROM agents ORDER BY created_at DESC, id DESC LIMIT $2)
+		  AND NOT capabilities_folded @> ARRAY[$1::text]`, benchNewestCapability, benchNewestHolders); err != nil {
 		b.Fatal(err)
 	}
 	benchLogMatches(ctx, b, s.pool, n)
@@ -216,6 +231,12 @@ func benchSeed(ctx context.Context, b *testing.B, s *Store, n int) error {
 		return fmt.Errorf("seed pools: %w", err)
 	}
 
+	// The triggers (agent_capabilities' rows, the agent cache's
+	// notifications) are off for the load; the rows they would write are
+	// written once after it.
+	if _, err := pool.Exec(ctx, "ALTER TABLE agents DISABLE TRIGGER USER"); err != nil {
+		return err
+	}
 	// INSERT … SELECT is single-threaded: one statement per core, each over
 	// its own range of generate_series.
 	parts := max(2, min(runtime.NumCPU(), 4))
@@ -228,6 +249,13 @@ func benchSeed(ctx context.Context, b *testing.B, s *Store, n int) error {
 	})
 	if err != nil {
 		return fmt.Errorf("seed agents: %w", err)
+	}
+	for _, sql := range []string{"ALTER TABLE agents ENABLE TRIGGER USER",
+		`INSERT INTO agent_capabilities (capability, created_at, agent_id)
+		 SELECT DISTINCT c, a.created_at, a.id FROM agents a, unnest(a.capabilities_folded) AS c`} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
 	}
 	loaded := time.Since(start)
 
@@ -249,7 +277,7 @@ func benchSeed(ctx context.Context, b *testing.B, s *Store, n int) error {
 	if _, err := pool.Exec(ctx, "DROP TABLE bench_description_parts, bench_capability_sets"); err != nil {
 		return err
 	}
-	if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) agents"); err != nil {
+	if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) agents, agent_capabilities"); err != nil {
 		return err
 	}
 	b.Logf("seeded %d agents in %.1f s (insert %.1f s on %d connections, indexes %.1f s, vacuum+analyze %.1f s)",

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -87,5 +88,56 @@ func TestFindCappedTotalAndPages(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// FIND by a capability alone reads agent_capabilities (schema 00014),
+// which follows every change of an agent's capabilities: pages in
+// registration order, folded case, one row however often an agent names it.
+func TestFindByCapabilityFollowsChanges(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	hello := func(account string, caps ...string) pircan.Agent {
+		t.Helper()
+		a, _, err := s.Hello(ctx, account, account, pircan.Profile{Capabilities: &caps}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	find := func(capability string, limit, offset int) ([]string, int) {
+		t.Helper()
+		found, total, err := s.FindAgents(ctx, pircan.FindQuery{Capability: capability, Limit: limit, Offset: offset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, a := range found {
+			names = append(names, a.Name)
+		}
+		return names, total
+	}
+	hello("first", "Chem", "chem", "CHEM")
+	hello("second", "chem", "bio")
+	hello("third", "bio")
+	if got, total := find("CHEM", 10, 0); !slices.Equal(got, []string{"first", "second"}) || total != 2 {
+		t.Fatalf("chem: %v total %d", got, total)
+	}
+	if got, total := find("chem", 1, 1); !slices.Equal(got, []string{"second"}) || total != 2 {
+		t.Fatalf("chem, second page: %v total %d", got, total)
+	}
+	hello("first", "bio") // drops chem, takes bio
+	if got, total := find("chem", 10, 0); !slices.Equal(got, []string{"second"}) || total != 1 {
+		t.Fatalf("chem after first dropped it: %v total %d", got, total)
+	}
+	if got, _ := find("bio", 10, 0); !slices.Equal(got, []string{"first", "second", "third"}) {
+		t.Fatalf("bio in registration order: %v", got)
+	}
+	hello("second") // no capabilities at all
+	if got, total := find("bio", 10, 0); !slices.Equal(got, []string{"first", "third"}) || total != 2 {
+		t.Fatalf("bio after second cleared its list: %v total %d", got, total)
+	}
+	if got, total := find("nobody", 10, 0); len(got) != 0 || total != 0 {
+		t.Fatalf("an unused capability: %v total %d", got, total)
 	}
 }

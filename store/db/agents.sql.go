@@ -107,6 +107,25 @@ func (q *Queries) CountAgents(ctx context.Context, arg CountAgentsParams) (int64
 	return count, err
 }
 
+const countByCapability = `-- name: CountByCapability :one
+SELECT count(*) FROM (
+    SELECT 1 FROM agent_capabilities WHERE capability = $1 LIMIT $2) AS s
+`
+
+type CountByCapabilityParams struct {
+	Capability string
+	Cap        int32
+}
+
+// FIND's total for a capability alone, counted up to @cap matches: a range
+// of agent_capabilities' primary key, read from the index alone.
+func (q *Queries) CountByCapability(ctx context.Context, arg CountByCapabilityParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countByCapability, arg.Capability, arg.Cap)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const countRecentRegistrations = `-- name: CountRecentRegistrations :one
 SELECT count(*) FROM agents WHERE created_at > now() - interval '1 hour'
 `
@@ -194,6 +213,58 @@ func (q *Queries) FindAgents(ctx context.Context, arg FindAgentsParams) ([]FindA
 	items := []FindAgentsRow{}
 	for rows.Next() {
 		var i FindAgentsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.Capabilities,
+			&i.Nick,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const findByCapability = `-- name: FindByCapability :many
+SELECT a.id, a.name, a.description, a.capabilities, a.nick
+FROM agent_capabilities c
+JOIN agents a ON a.id = c.agent_id
+WHERE c.capability = $1
+ORDER BY c.created_at, c.agent_id
+LIMIT $3 OFFSET $2
+`
+
+type FindByCapabilityParams struct {
+	Capability string
+	Off        int32
+	Lim        int32
+}
+
+type FindByCapabilityRow struct {
+	ID           string
+	Name         string
+	Description  string
+	Capabilities []string
+	Nick         string
+}
+
+// FIND by a capability alone: its agents in registration order, a page at a
+// time from agent_capabilities (schema 00014), whatever their number and
+// wherever they are in the directory.
+func (q *Queries) FindByCapability(ctx context.Context, arg FindByCapabilityParams) ([]FindByCapabilityRow, error) {
+	rows, err := q.db.Query(ctx, findByCapability, arg.Capability, arg.Off, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FindByCapabilityRow{}
+	for rows.Next() {
+		var i FindByCapabilityRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Name,

@@ -32,6 +32,12 @@ type AgentAccount struct {
 	BoundAt       time.Time
 }
 
+type AgentCapability struct {
+	Capability string
+	CreatedAt  time.Time
+	AgentID    string
+}
+
 type Agreement struct {
 	ID        string
 	RequestID string
