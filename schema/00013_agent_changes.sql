@@ -20,9 +20,13 @@ BEGIN
     RETURN NULL;
 END $$;
 -- +goose StatementEnd
-CREATE TRIGGER agents_changed AFTER INSERT OR UPDATE OR DELETE ON agents
+-- A new agent, and its account's binding, were in no process's memory (an
+-- account without an agent is never kept), so inserts there announce
+-- nothing: a notifying commit takes a lock every notifying commit waits for,
+-- and registrations are serialised already.
+CREATE TRIGGER agents_changed AFTER UPDATE OR DELETE ON agents
     FOR EACH ROW EXECUTE FUNCTION pircan_agent_changed();
-CREATE TRIGGER agent_accounts_changed AFTER INSERT OR UPDATE OR DELETE ON agent_accounts
+CREATE TRIGGER agent_accounts_changed AFTER UPDATE OR DELETE ON agent_accounts
     FOR EACH ROW EXECUTE FUNCTION pircan_agent_changed();
 CREATE TRIGGER owner_bindings_changed AFTER INSERT OR UPDATE OR DELETE ON owner_bindings
     FOR EACH ROW EXECUTE FUNCTION pircan_agent_changed();
