@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ergochat/irc-go/ircevent"
@@ -216,6 +217,11 @@ func (l *link) dial(_ context.Context, network, addr string) (net.Conn, error) {
 		s = t
 	}
 	w := &watchedConn{Conn: s, l: l}
+	if tc, ok := raw.(*net.TCPConn); ok {
+		if rc, err := tc.SyscallConn(); err == nil {
+			w.tcp = rc
+		}
+	}
 	l.lastRead.Store(time.Now().UnixNano())
 	l.mu.Lock()
 	l.socket = w
@@ -254,13 +260,18 @@ func (l *link) closeSocket() {
 	}
 }
 
-// watchedConn notes when bytes arrive (liveness) and when the socket fails.
+// watchedConn notes when bytes arrive (liveness) and when the socket fails,
+// and acknowledges what arrives at once (quickAck).
 type watchedConn struct {
 	net.Conn
-	l *link
+	l   *link
+	tcp syscall.RawConn // nil: not TCP
 }
 
 func (w *watchedConn) Read(p []byte) (int, error) {
+	if w.tcp != nil {
+		quickAck(w.tcp)
+	}
 	n, err := w.Conn.Read(p)
 	if n > 0 {
 		w.l.lastRead.Store(time.Now().UnixNano())
