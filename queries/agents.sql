@@ -79,8 +79,11 @@ SELECT count(*) FROM (
 -- name: FindByCapability :many
 -- FIND by a capability alone: its agents in registration order, a page at a
 -- time from agent_capabilities (schema 00014), whatever their number and
--- wherever they are in the directory.
-SELECT a.id, a.name, a.description, a.capabilities, a.nick
+-- wherever they are in the directory; each row carries the total, counted
+-- up to @cap (one round trip; an empty page asks CountByCapability).
+SELECT a.id, a.name, a.description, a.capabilities, a.nick,
+       (SELECT count(*) FROM (
+           SELECT 1 FROM agent_capabilities t WHERE t.capability = @capability LIMIT @cap) AS s) AS total
 FROM agent_capabilities c
 JOIN agents a ON a.id = c.agent_id
 WHERE c.capability = @capability

@@ -173,14 +173,15 @@ func (s *Store) SeenNick(ctx context.Context, agentID, nick string) error {
 func (s *Store) FindAgents(ctx context.Context, fq pircan.FindQuery) ([]pircan.Agent, int, error) {
 	var agents []pircan.Agent
 	total := 0
-	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
-		var rows []db.FindAgentsRow
-		var err error
-		if fq.Q == "" && fq.Capability != "" {
-			rows, total, err = findByCapability(ctx, q, fq)
-		} else {
-			rows, total, err = findFiltered(ctx, q, fq)
-		}
+	// A capability alone is one fixed query shape: prepared, its plan
+	// kept. The rest have optional filters: planned per call.
+	read, find := s.readPlanned, findFiltered
+	if fq.Q == "" && fq.Capability != "" {
+		read, find = s.read, findByCapability
+	}
+	err := read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, n, err := find(ctx, q, fq)
+		total = n
 		for _, r := range rows {
 			agents = append(agents, pircan.Agent{ID: r.ID, Name: r.Name, Description: r.Description,
 				Capabilities: r.Capabilities, Nick: r.Nick})
@@ -191,19 +192,20 @@ func (s *Store) FindAgents(ctx context.Context, fq pircan.FindQuery) ([]pircan.A
 }
 
 // findByCapability is FIND by a capability alone: a range of
-// agent_capabilities, counted and paged in registration order.
+// agent_capabilities, paged in registration order, its total on every row.
 func findByCapability(ctx context.Context, q *db.Queries, fq pircan.FindQuery) ([]db.FindAgentsRow, int, error) {
 	c := strings.ToLower(fq.Capability)
-	n, err := q.CountByCapability(ctx, db.CountByCapabilityParams{Capability: c, Cap: pircan.MaxFindTotal + 1})
-	if err != nil {
-		return nil, 0, err
+	page, err := q.FindByCapability(ctx, db.FindByCapabilityParams{Capability: c, Cap: pircan.MaxFindTotal + 1,
+		Lim: int32(fq.Limit), Off: int32(fq.Offset)})
+	if err != nil || len(page) == 0 {
+		n, cerr := q.CountByCapability(ctx, db.CountByCapabilityParams{Capability: c, Cap: pircan.MaxFindTotal + 1})
+		return nil, int(n), errors.Join(err, cerr)
 	}
-	page, err := q.FindByCapability(ctx, db.FindByCapabilityParams{Capability: c, Lim: int32(fq.Limit), Off: int32(fq.Offset)})
 	rows := make([]db.FindAgentsRow, len(page))
 	for i, r := range page {
-		rows[i] = db.FindAgentsRow(r)
+		rows[i] = db.FindAgentsRow{ID: r.ID, Name: r.Name, Description: r.Description, Capabilities: r.Capabilities, Nick: r.Nick}
 	}
-	return rows, int(n), err
+	return rows, int(page[0].Total), nil
 }
 
 // findFiltered is FIND by q (and a capability), or by nothing.

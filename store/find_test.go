@@ -126,6 +126,9 @@ func TestFindByCapabilityFollowsChanges(t *testing.T) {
 	if got, total := find("chem", 1, 1); !slices.Equal(got, []string{"second"}) || total != 2 {
 		t.Fatalf("chem, second page: %v total %d", got, total)
 	}
+	if got, total := find("chem", 5, 10); len(got) != 0 || total != 2 {
+		t.Fatalf("chem past its last page: %v total %d", got, total)
+	}
 	hello("first", "bio") // drops chem, takes bio
 	if got, total := find("chem", 10, 0); !slices.Equal(got, []string{"second"}) || total != 1 {
 		t.Fatalf("chem after first dropped it: %v total %d", got, total)

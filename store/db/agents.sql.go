@@ -231,16 +231,19 @@ func (q *Queries) FindAgents(ctx context.Context, arg FindAgentsParams) ([]FindA
 }
 
 const findByCapability = `-- name: FindByCapability :many
-SELECT a.id, a.name, a.description, a.capabilities, a.nick
+SELECT a.id, a.name, a.description, a.capabilities, a.nick,
+       (SELECT count(*) FROM (
+           SELECT 1 FROM agent_capabilities t WHERE t.capability = $1 LIMIT $2) AS s) AS total
 FROM agent_capabilities c
 JOIN agents a ON a.id = c.agent_id
 WHERE c.capability = $1
 ORDER BY c.created_at, c.agent_id
-LIMIT $3 OFFSET $2
+LIMIT $4 OFFSET $3
 `
 
 type FindByCapabilityParams struct {
 	Capability string
+	Cap        int32
 	Off        int32
 	Lim        int32
 }
@@ -251,13 +254,20 @@ type FindByCapabilityRow struct {
 	Description  string
 	Capabilities []string
 	Nick         string
+	Total        int64
 }
 
 // FIND by a capability alone: its agents in registration order, a page at a
 // time from agent_capabilities (schema 00014), whatever their number and
-// wherever they are in the directory.
+// wherever they are in the directory; each row carries the total, counted
+// up to @cap (one round trip; an empty page asks CountByCapability).
 func (q *Queries) FindByCapability(ctx context.Context, arg FindByCapabilityParams) ([]FindByCapabilityRow, error) {
-	rows, err := q.db.Query(ctx, findByCapability, arg.Capability, arg.Off, arg.Lim)
+	rows, err := q.db.Query(ctx, findByCapability,
+		arg.Capability,
+		arg.Cap,
+		arg.Off,
+		arg.Lim,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -271,6 +281,7 @@ func (q *Queries) FindByCapability(ctx context.Context, arg FindByCapabilityPara
 			&i.Description,
 			&i.Capabilities,
 			&i.Nick,
+			&i.Total,
 		); err != nil {
 			return nil, err
 		}
