@@ -167,6 +167,7 @@ func (b *Bot) Conn() *transport.Conn { return b.conn }
 // within about a second of the lock's holder dying.
 func (b *Bot) Run(ctx context.Context) error {
 	defer b.store.Close()
+	defer b.jobs.stop()
 	go b.store.RunAgentCache(ctx, b.log)
 	go b.pruneRequestWindows(ctx)
 	// Webhooks: every process delivers, leader or not (the store's claims

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // The tests run in synctest bubbles: synctest.Wait returns once every
@@ -16,6 +17,7 @@ import (
 func TestDispatcherKeepsOrderPerKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher(4, 1000)
+		defer d.stop()
 		var mu sync.Mutex
 		got := map[string][]int{}
 		keys := []string{"a:alice", "a:bob", "n:carol", "n:dave"}
@@ -45,6 +47,7 @@ func TestDispatcherKeepsOrderPerKey(t *testing.T) {
 func TestDispatcherNoOverlapWithinKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher(8, 1000)
+		defer d.stop()
 		var running, overlaps atomic.Int32
 		release := make(chan struct{})
 		d.submit("k", false, func() {
@@ -88,6 +91,7 @@ func TestDispatcherNoOverlapWithinKey(t *testing.T) {
 func TestDispatcherRunsKeysConcurrently(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher(2, 1000)
+		defer d.stop()
 		aStarted, bStarted := make(chan struct{}), make(chan struct{})
 		d.submit("a", false, func() {
 			close(aStarted)
@@ -105,6 +109,7 @@ func TestDispatcherRunsKeysConcurrently(t *testing.T) {
 func TestDispatcherSlowKeyDoesNotBlockOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher(2, 1000)
+		defer d.stop()
 		release := make(chan struct{})
 		var slowDone atomic.Bool
 		d.submit("slow", false, func() { <-release })
@@ -141,6 +146,7 @@ func TestDispatcherLimitsWorkers(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const jobs = 30
 				d := newDispatcher(workers, 1000)
+				defer d.stop()
 				var inFlight, started atomic.Int32
 				release := make(chan struct{})
 				for i := range jobs {
@@ -177,6 +183,7 @@ func TestDispatcherLimitsWorkers(t *testing.T) {
 func TestDispatcherWaitReturnsAfterAllJobs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher(3, 1000)
+		defer d.stop()
 		var done atomic.Int32
 		release := make(chan struct{})
 		for i := range 60 {
@@ -215,6 +222,7 @@ func TestDispatcherWaitReturnsAfterAllJobs(t *testing.T) {
 func TestDispatcherWaitCoversJobsSubmittedByJobs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher(2, 1000)
+		defer d.stop()
 		var mu sync.Mutex
 		var got []string
 		add := func(s string) {
@@ -244,6 +252,7 @@ func TestDispatcherWaitCoversJobsSubmittedByJobs(t *testing.T) {
 func TestDispatcherForgetsIdleKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher(4, 1000)
+		defer d.stop()
 		for round := range 3 {
 			var n atomic.Int32
 			for i := range 100 {
@@ -269,6 +278,7 @@ func TestDispatcherForgetsIdleKeys(t *testing.T) {
 func TestDispatcherBoundsEachSender(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDispatcher(2, 3)
+		defer d.stop()
 		release := make(chan struct{})
 		var ran atomic.Int32
 		for i := range 3 {
@@ -308,6 +318,7 @@ func TestDispatcherGuestsCannotTakeAllWorkers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const workers = 8
 		d := newDispatcher(workers, 100)
+		defer d.stop()
 		release := make(chan struct{})
 		var guestsRunning, guestsMax atomic.Int32
 		took := 0
@@ -345,6 +356,30 @@ func TestDispatcherGuestsCannotTakeAllWorkers(t *testing.T) {
 		}
 		if _, g := d.queued(); g != 0 {
 			t.Errorf("%d guest jobs still counted after all ran", g)
+		}
+	})
+}
+
+// A drainer that emptied its key takes the next key that comes within
+// drainerIdle, rather than a new goroutine starting; past that it is gone.
+func TestDispatcherReusesIdleDrainers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher(4, 1000)
+		defer d.stop()
+		ran := 0
+		for _, key := range []string{"a:one", "a:two", "a:three"} {
+			d.submit(key, false, func() { ran++ })
+			synctest.Wait() // done, and its drainer waits for another key
+		}
+		if ran != 3 || d.started.Load() != 1 {
+			t.Fatalf("ran %d jobs with %d drainers started, want 3 with 1", ran, d.started.Load())
+		}
+		time.Sleep(drainerIdle + time.Second)
+		synctest.Wait()
+		d.submit("a:four", false, func() { ran++ })
+		synctest.Wait()
+		if ran != 4 || d.started.Load() != 2 {
+			t.Fatalf("after drainerIdle: ran %d with %d drainers started, want 4 with 2", ran, d.started.Load())
 		}
 	})
 }

@@ -45,6 +45,7 @@ func TestFullSenderQueueIsToldOnce(t *testing.T) {
 			irc: irc.New(pircan.NewService(nil, pircan.Config{Limits: pircan.DefaultLimits}, zerolog.Nop()), nil,
 				irc.Config{Limits: pircan.DefaultLimits}, zerolog.Nop()),
 			cfg: Config{Timeout: time.Second}, jobs: newDispatcher(1, 1)}
+		defer b.jobs.stop()
 		release := make(chan struct{})
 		b.jobs.submit("a:alice", false, func() { <-release })
 		synctest.Wait() // running: the queue is empty, with room for one

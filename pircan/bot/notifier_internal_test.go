@@ -26,6 +26,7 @@ func TestNotificationWorkBlocksNoRequest(t *testing.T) {
 			irc: irc.New(pircan.NewService(nil, pircan.Config{Limits: pircan.DefaultLimits}, zerolog.Nop()), nil,
 				irc.Config{Limits: pircan.DefaultLimits}, zerolog.Nop()),
 			cfg: Config{Timeout: time.Second}, jobs: newDispatcher(1, 1)}
+		defer b.jobs.stop()
 		b.notes = newNotifier(b)
 		b.notes.run(ctx)
 		stuck := make(chan struct{})
