@@ -24,7 +24,16 @@ END $$;
 -- account without an agent is never kept), so inserts there announce
 -- nothing: a notifying commit takes a lock every notifying commit waits for,
 -- and registrations are serialised already.
-CREATE TRIGGER agents_changed AFTER UPDATE OR DELETE ON agents
+-- And an update announces itself only when it changed what the cache holds:
+-- 500 agents reconnecting at once repeat their HELLO, which changes nothing
+-- shown, and would otherwise queue 500 notifying commits behind one another
+-- (past the lock timeout, as a benchmark found).
+CREATE TRIGGER agents_changed AFTER UPDATE ON agents
+    FOR EACH ROW
+    WHEN ((OLD.name, OLD.description, OLD.capabilities, OLD.card_url, OLD.nick)
+          IS DISTINCT FROM (NEW.name, NEW.description, NEW.capabilities, NEW.card_url, NEW.nick))
+    EXECUTE FUNCTION pircan_agent_changed();
+CREATE TRIGGER agents_deleted AFTER DELETE ON agents
     FOR EACH ROW EXECUTE FUNCTION pircan_agent_changed();
 CREATE TRIGGER agent_accounts_changed AFTER UPDATE OR DELETE ON agent_accounts
     FOR EACH ROW EXECUTE FUNCTION pircan_agent_changed();
@@ -37,5 +46,6 @@ CREATE TRIGGER owners_changed AFTER INSERT OR UPDATE OR DELETE ON owners
 DROP TRIGGER owners_changed ON owners;
 DROP TRIGGER owner_bindings_changed ON owner_bindings;
 DROP TRIGGER agent_accounts_changed ON agent_accounts;
+DROP TRIGGER agents_deleted ON agents;
 DROP TRIGGER agents_changed ON agents;
 DROP FUNCTION pircan_agent_changed();

@@ -172,10 +172,25 @@ func TestAgentCacheFollowsOtherProcesses(t *testing.T) {
 	if a, _ := readAgent(t, here, "remote"); a.Name != "Changed elsewhere" {
 		t.Fatalf("after the notification: %q", a.Name)
 	}
+	// Changes to nothing the cache holds announce nothing: a policy, or a
+	// HELLO that repeats the profile (as every agent reconnecting does).
+	if err := there.SetPolicy(ctx, pircan.Actor{Account: "remote", AgentID: agent.ID}, pircan.PolicyAutoAccept); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := there.Hello(ctx, "remote", "remote", pircan.Profile{Name: strp("Changed elsewhere")}, 10); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := there.VerifyOwner(ctx, "operator:test", "remote", "Remote Owner"); err != nil {
 		t.Fatal(err)
 	}
-	await("an owner verified elsewhere", "*")
+	select { // notifications arrive in commit order: the verify's comes after any of the two above
+	case id := <-forgotten:
+		if id != "*" {
+			t.Fatalf("a change to nothing cached announced %q", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the verify announced nothing")
+	}
 	if a, _ := readAgent(t, here, "remote"); a.Owner == nil || a.Owner.Name != "Remote Owner" {
 		t.Fatalf("owner after the notification: %+v", a.Owner)
 	}
