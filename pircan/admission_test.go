@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/internal/pgtest"
+	"github.com/creatimus/pircan/internal/storetest"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store"
 )
@@ -19,7 +20,7 @@ func TestAdmit(t *testing.T) {
 	l := sharedLimits()
 	l.PortalPerMinute = 3
 	dsn := pgtest.Database(t) // two processes: two stores on one database
-	one, err := openMigrated(ctx, dsn)
+	one, err := storetest.Open(ctx, dsn)
 	must(t, err)
 	t.Cleanup(one.Close)
 	two, err := store.Open(ctx, dsn)

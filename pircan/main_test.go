@@ -1,18 +1,16 @@
 package pircan_test
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/internal/pgtest"
+	"github.com/creatimus/pircan/internal/storetest"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store"
 )
@@ -25,52 +23,12 @@ import (
 
 var shared *store.Store
 
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	server, err := pgtest.ServerURL(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	dsn, cleanup, err := pgtest.NewDatabase(ctx, server)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer cleanup()
-	if shared, err = openMigrated(ctx, dsn); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer shared.Close()
-	// As in a running PIRCAN: callers' agents come from the agent cache.
-	follow, stop := context.WithCancel(context.Background())
-	defer stop()
-	go shared.RunAgentCache(follow, zerolog.Nop())
-	return m.Run()
-}
-
-func openMigrated(ctx context.Context, dsn string) (*store.Store, error) {
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := st.Migrate(ctx); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
-}
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m, &shared)) }
 
 // freshStore is a database of the test's own.
 func freshStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := openMigrated(t.Context(), pgtest.Database(t))
+	st, err := storetest.Open(t.Context(), pgtest.Database(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package mcp_test
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -18,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/creatimus/pircan/internal/pgtest"
+	"github.com/creatimus/pircan/internal/storetest"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/mcp"
 	"github.com/creatimus/pircan/store"
@@ -30,37 +29,7 @@ import (
 
 var shared *store.Store
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	server, err := pgtest.ServerURL(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	dsn, cleanup, err := pgtest.NewDatabase(ctx, server)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer cleanup()
-	if shared, err = store.Open(ctx, dsn); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer shared.Close()
-	if _, err := shared.Migrate(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// As in a running PIRCAN: callers' agents come from the agent cache.
-	follow, stop := context.WithCancel(context.Background())
-	defer stop()
-	go shared.RunAgentCache(follow, zerolog.Nop())
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m, &shared)) }
 
 // env is one face on httptest, with its core and registry.
 type env struct {
