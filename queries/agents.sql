@@ -38,37 +38,73 @@ RETURNING id, name, description, capabilities, card_url, nick, created_at;
 UPDATE agents SET nick = @nick WHERE id = @id;
 
 -- name: FindAgents :many
--- q and capability are optional; the store plans it for its actual
--- parameters on every call (store.perCallPlans), so each filter that is
--- given uses its index. No count(*) OVER () here: it would read
--- every match before the first row (BENCHMARKS.md).
+-- FIND by q with more matches than it counts, or by nothing: a walk in
+-- registration order meets a page at once. Planned per call
+-- (store.perCallPlans), the q optional.
 SELECT id, name, description, capabilities, nick
 FROM agents
-WHERE (sqlc.narg('q')::text IS NULL OR search LIKE '%' || sqlc.narg('q')::text || '%')
-  AND (sqlc.narg('capability')::text IS NULL OR capabilities_folded @> ARRAY[sqlc.narg('capability')::text])
+WHERE (sqlc.narg('q')::text IS NULL OR search LIKE sqlc.narg('q')::text)
 ORDER BY created_at, id
 LIMIT @lim OFFSET @off;
 
 -- name: FindFewAgents :many
--- FindAgents for a filter with few matches (counted first): the sort key is
+-- FIND by q (and a capability) with few matches (counted first): the sort key is
 -- an expression so the planner cannot walk agents_created_at, where a rare
 -- match among the newest agents would cost a scan of the whole directory;
 -- it takes the GIN indexes and sorts the few rows.
 SELECT id, name, description, capabilities, nick
 FROM agents
-WHERE (sqlc.narg('q')::text IS NULL OR search LIKE '%' || sqlc.narg('q')::text || '%')
+WHERE search LIKE @pattern::text
   AND (sqlc.narg('capability')::text IS NULL OR capabilities_folded @> ARRAY[sqlc.narg('capability')::text])
 ORDER BY created_at + interval '0 seconds', id
 LIMIT @lim OFFSET @off;
 
 -- name: CountAgents :one
--- FIND's total, counted up to @cap matches: an exact count of a common
--- filter over a large directory costs hundreds of milliseconds.
+-- FIND's total with no filter, counted up to @cap.
+SELECT count(*) FROM (SELECT 1 FROM agents LIMIT @cap) AS s;
+
+-- name: SampleTextMatches :one
+-- FIND's first look at a text: of the first @sample agents as the table
+-- lies, how many there were and how many match (store/find.go).
+SELECT count(*) AS seen, count(*) FILTER (WHERE search LIKE @pattern::text) AS matches
+FROM (SELECT search FROM agents LIMIT @sample) AS s;
+
+-- name: SampleCapabilityTextMatches :one
+-- SampleTextMatches among a capability's first @sample agents, from
+-- agent_capabilities' index alone.
+SELECT count(*) AS seen, count(*) FILTER (WHERE search LIKE @pattern::text) AS matches
+FROM (SELECT search FROM agent_capabilities WHERE capability = @capability
+      ORDER BY created_at, agent_id LIMIT @sample) AS s;
+
+-- name: WalkCountText :one
+-- FIND's total for a common text: matches among at most @walk agents,
+-- counted up to @cap.
 SELECT count(*) FROM (
-    SELECT 1 FROM agents
-    WHERE (sqlc.narg('q')::text IS NULL OR search LIKE '%' || sqlc.narg('q')::text || '%')
-      AND (sqlc.narg('capability')::text IS NULL OR capabilities_folded @> ARRAY[sqlc.narg('capability')::text])
-    LIMIT @cap) AS s;
+    SELECT 1 FROM (SELECT search FROM agents LIMIT @walk) AS s
+    WHERE search LIKE @pattern::text LIMIT @cap) AS m;
+
+-- name: WalkCountCapabilityText :one
+-- WalkCountText among a capability's agents in registration order, from
+-- agent_capabilities' index alone.
+SELECT count(*) FROM (
+    SELECT 1 FROM (SELECT search FROM agent_capabilities WHERE capability = @capability
+                   ORDER BY created_at, agent_id LIMIT @walk) AS s
+    WHERE search LIKE @pattern::text LIMIT @cap) AS m;
+
+-- name: CountTextIndexed :one
+-- FIND's total for a text a walk would not meet often: through the GIN
+-- index (schema 00015's function says why it is a function).
+SELECT pircan_count_agents_indexed(@pattern::text, sqlc.narg('capability')::text, @cap::int)::bigint;
+
+-- name: FindByCapabilityText :many
+-- FIND by q and a capability with more matches than it counts: the
+-- capability's agents in registration order, the text checked in the index.
+SELECT a.id, a.name, a.description, a.capabilities, a.nick
+FROM agent_capabilities c
+JOIN agents a ON a.id = c.agent_id
+WHERE c.capability = @capability AND c.search LIKE @pattern::text
+ORDER BY c.created_at, c.agent_id
+LIMIT @lim OFFSET @off;
 
 -- name: CountByCapability :one
 -- FIND's total for a capability alone, counted up to @cap matches: a range

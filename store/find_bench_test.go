@@ -251,8 +251,8 @@ func benchSeed(ctx context.Context, b *testing.B, s *Store, n int) error {
 		return fmt.Errorf("seed agents: %w", err)
 	}
 	for _, sql := range []string{"ALTER TABLE agents ENABLE TRIGGER USER",
-		`INSERT INTO agent_capabilities (capability, created_at, agent_id)
-		 SELECT DISTINCT c, a.created_at, a.id FROM agents a, unnest(a.capabilities_folded) AS c`} {
+		`INSERT INTO agent_capabilities (capability, created_at, agent_id, search)
+		 SELECT DISTINCT c, a.created_at, a.id, a.search FROM agents a, unnest(a.capabilities_folded) AS c`} {
 		if _, err := pool.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("%s: %w", sql, err)
 		}

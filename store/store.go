@@ -48,6 +48,8 @@ type Store struct {
 	// (issuing and revoking tokens).
 	operator string
 	agents   *agentCache
+	// findCounts: how FIND's totals for a text were counted (find.go).
+	findCounts *findCounts
 }
 
 var _ pircan.Store = (*Store)(nil)
@@ -82,7 +84,7 @@ func OpenTimeouts(ctx context.Context, dsn string, t Timeouts) (*Store, error) {
 		return nil, err
 	}
 	return &Store{pool: pool, q: db.New(pool), planned: db.New(perCallPlans{pool}), timeout: t.Query,
-		agents: newAgentCache()}, nil
+		agents: newAgentCache(), findCounts: &findCounts{}}, nil
 }
 
 // perCallPlans runs statements unnamed (pgx's QueryExecModeCacheDescribe:

@@ -154,6 +154,7 @@ var (
 	descPoolCanceled   = desc("pircan_db_pool_canceled_acquires_total", "Acquires given up because their context ended.")
 	descAgentCacheHits = desc("pircan_agent_cache_hits_total", "Requests whose caller's agent was read from memory (store/agentcache.go).")
 	descAgentCacheMiss = desc("pircan_agent_cache_misses_total", "Requests whose caller's agent was read from the database.")
+	descFindCounts     = prometheus.NewDesc("pircan_find_text_counts_total", "FIND totals for a text (q), by how they were counted: sample (the first look saw every candidate), walk (agents in registration order), index (the GIN index) (store/find.go).", []string{"way"}, nil)
 )
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -161,7 +162,7 @@ func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 		descIntakeWaits, descDispatchQueued, descNotifyQueued, descNotifyRefused,
 		descOutputQueue, descOutputSent, descOutputDropped, descOutputDeparted, descOutputCapRate, descOutputCapBurst, descStandby, descDatabaseUp, descNotifyWaiting,
 		descPoolAcquired, descPoolIdle, descPoolTotal, descPoolMax, descPoolAcquires, descPoolAcquireSec,
-		descPoolEmpty, descPoolCanceled, descAgentCacheHits, descAgentCacheMiss} {
+		descPoolEmpty, descPoolCanceled, descAgentCacheHits, descAgentCacheMiss, descFindCounts} {
 		ch <- d
 	}
 }
@@ -217,6 +218,10 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	hits, misses := b.store.AgentCacheStats()
 	counter(descAgentCacheHits, float64(hits))
 	counter(descAgentCacheMiss, float64(misses))
+	fc := b.store.FindCountStats()
+	for way, n := range map[string]uint64{"sample": fc.Sample, "walk": fc.Walk, "index": fc.Index} {
+		ch <- prometheus.MustNewConstMetric(descFindCounts, prometheus.CounterValue, float64(n), way)
+	}
 }
 
 func bool01(v bool) float64 {

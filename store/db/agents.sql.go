@@ -85,23 +85,12 @@ func (q *Queries) BindAccount(ctx context.Context, arg BindAccountParams) error 
 }
 
 const countAgents = `-- name: CountAgents :one
-SELECT count(*) FROM (
-    SELECT 1 FROM agents
-    WHERE ($1::text IS NULL OR search LIKE '%' || $1::text || '%')
-      AND ($2::text IS NULL OR capabilities_folded @> ARRAY[$2::text])
-    LIMIT $3) AS s
+SELECT count(*) FROM (SELECT 1 FROM agents LIMIT $1) AS s
 `
 
-type CountAgentsParams struct {
-	Q          *string
-	Capability *string
-	Cap        int32
-}
-
-// FIND's total, counted up to @cap matches: an exact count of a common
-// filter over a large directory costs hundreds of milliseconds.
-func (q *Queries) CountAgents(ctx context.Context, arg CountAgentsParams) (int64, error) {
-	row := q.db.QueryRow(ctx, countAgents, arg.Q, arg.Capability, arg.Cap)
+// FIND's total with no filter, counted up to @cap.
+func (q *Queries) CountAgents(ctx context.Context, cap int32) (int64, error) {
+	row := q.db.QueryRow(ctx, countAgents, cap)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -135,6 +124,25 @@ func (q *Queries) CountRecentRegistrations(ctx context.Context) (int64, error) {
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const countTextIndexed = `-- name: CountTextIndexed :one
+SELECT pircan_count_agents_indexed($1::text, $2::text, $3::int)::bigint
+`
+
+type CountTextIndexedParams struct {
+	Pattern    string
+	Capability *string
+	Cap        int32
+}
+
+// FIND's total for a text a walk would not meet often: through the GIN
+// index (schema 00015's function says why it is a function).
+func (q *Queries) CountTextIndexed(ctx context.Context, arg CountTextIndexedParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countTextIndexed, arg.Pattern, arg.Capability, arg.Cap)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const createAgent = `-- name: CreateAgent :one
@@ -174,17 +182,15 @@ func (q *Queries) CreateAgent(ctx context.Context, arg CreateAgentParams) (Creat
 const findAgents = `-- name: FindAgents :many
 SELECT id, name, description, capabilities, nick
 FROM agents
-WHERE ($1::text IS NULL OR search LIKE '%' || $1::text || '%')
-  AND ($2::text IS NULL OR capabilities_folded @> ARRAY[$2::text])
+WHERE ($1::text IS NULL OR search LIKE $1::text)
 ORDER BY created_at, id
-LIMIT $4 OFFSET $3
+LIMIT $3 OFFSET $2
 `
 
 type FindAgentsParams struct {
-	Q          *string
-	Capability *string
-	Off        int32
-	Lim        int32
+	Q   *string
+	Off int32
+	Lim int32
 }
 
 type FindAgentsRow struct {
@@ -195,17 +201,11 @@ type FindAgentsRow struct {
 	Nick         string
 }
 
-// q and capability are optional; the store plans it for its actual
-// parameters on every call (store.perCallPlans), so each filter that is
-// given uses its index. No count(*) OVER () here: it would read
-// every match before the first row (BENCHMARKS.md).
+// FIND by q with more matches than it counts, or by nothing: a walk in
+// registration order meets a page at once. Planned per call
+// (store.perCallPlans), the q optional.
 func (q *Queries) FindAgents(ctx context.Context, arg FindAgentsParams) ([]FindAgentsRow, error) {
-	rows, err := q.db.Query(ctx, findAgents,
-		arg.Q,
-		arg.Capability,
-		arg.Off,
-		arg.Lim,
-	)
+	rows, err := q.db.Query(ctx, findAgents, arg.Q, arg.Off, arg.Lim)
 	if err != nil {
 		return nil, err
 	}
@@ -293,17 +293,74 @@ func (q *Queries) FindByCapability(ctx context.Context, arg FindByCapabilityPara
 	return items, nil
 }
 
+const findByCapabilityText = `-- name: FindByCapabilityText :many
+SELECT a.id, a.name, a.description, a.capabilities, a.nick
+FROM agent_capabilities c
+JOIN agents a ON a.id = c.agent_id
+WHERE c.capability = $1 AND c.search LIKE $2::text
+ORDER BY c.created_at, c.agent_id
+LIMIT $4 OFFSET $3
+`
+
+type FindByCapabilityTextParams struct {
+	Capability string
+	Pattern    string
+	Off        int32
+	Lim        int32
+}
+
+type FindByCapabilityTextRow struct {
+	ID           string
+	Name         string
+	Description  string
+	Capabilities []string
+	Nick         string
+}
+
+// FIND by q and a capability with more matches than it counts: the
+// capability's agents in registration order, the text checked in the index.
+func (q *Queries) FindByCapabilityText(ctx context.Context, arg FindByCapabilityTextParams) ([]FindByCapabilityTextRow, error) {
+	rows, err := q.db.Query(ctx, findByCapabilityText,
+		arg.Capability,
+		arg.Pattern,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FindByCapabilityTextRow{}
+	for rows.Next() {
+		var i FindByCapabilityTextRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.Capabilities,
+			&i.Nick,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const findFewAgents = `-- name: FindFewAgents :many
 SELECT id, name, description, capabilities, nick
 FROM agents
-WHERE ($1::text IS NULL OR search LIKE '%' || $1::text || '%')
+WHERE search LIKE $1::text
   AND ($2::text IS NULL OR capabilities_folded @> ARRAY[$2::text])
 ORDER BY created_at + interval '0 seconds', id
 LIMIT $4 OFFSET $3
 `
 
 type FindFewAgentsParams struct {
-	Q          *string
+	Pattern    string
 	Capability *string
 	Off        int32
 	Lim        int32
@@ -317,13 +374,13 @@ type FindFewAgentsRow struct {
 	Nick         string
 }
 
-// FindAgents for a filter with few matches (counted first): the sort key is
+// FIND by q (and a capability) with few matches (counted first): the sort key is
 // an expression so the planner cannot walk agents_created_at, where a rare
 // match among the newest agents would cost a scan of the whole directory;
 // it takes the GIN indexes and sorts the few rows.
 func (q *Queries) FindFewAgents(ctx context.Context, arg FindFewAgentsParams) ([]FindFewAgentsRow, error) {
 	rows, err := q.db.Query(ctx, findFewAgents,
-		arg.Q,
+		arg.Pattern,
 		arg.Capability,
 		arg.Off,
 		arg.Lim,
@@ -360,6 +417,56 @@ SELECT pg_advisory_xact_lock(7340001)
 func (q *Queries) LockRegistrations(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, lockRegistrations)
 	return err
+}
+
+const sampleCapabilityTextMatches = `-- name: SampleCapabilityTextMatches :one
+SELECT count(*) AS seen, count(*) FILTER (WHERE search LIKE $1::text) AS matches
+FROM (SELECT search FROM agent_capabilities WHERE capability = $2
+      ORDER BY created_at, agent_id LIMIT $3) AS s
+`
+
+type SampleCapabilityTextMatchesParams struct {
+	Pattern    string
+	Capability string
+	Sample     int32
+}
+
+type SampleCapabilityTextMatchesRow struct {
+	Seen    int64
+	Matches int64
+}
+
+// SampleTextMatches among a capability's first @sample agents, from
+// agent_capabilities' index alone.
+func (q *Queries) SampleCapabilityTextMatches(ctx context.Context, arg SampleCapabilityTextMatchesParams) (SampleCapabilityTextMatchesRow, error) {
+	row := q.db.QueryRow(ctx, sampleCapabilityTextMatches, arg.Pattern, arg.Capability, arg.Sample)
+	var i SampleCapabilityTextMatchesRow
+	err := row.Scan(&i.Seen, &i.Matches)
+	return i, err
+}
+
+const sampleTextMatches = `-- name: SampleTextMatches :one
+SELECT count(*) AS seen, count(*) FILTER (WHERE search LIKE $1::text) AS matches
+FROM (SELECT search FROM agents LIMIT $2) AS s
+`
+
+type SampleTextMatchesParams struct {
+	Pattern string
+	Sample  int32
+}
+
+type SampleTextMatchesRow struct {
+	Seen    int64
+	Matches int64
+}
+
+// FIND's first look at a text: of the first @sample agents as the table
+// lies, how many there were and how many match (store/find.go).
+func (q *Queries) SampleTextMatches(ctx context.Context, arg SampleTextMatchesParams) (SampleTextMatchesRow, error) {
+	row := q.db.QueryRow(ctx, sampleTextMatches, arg.Pattern, arg.Sample)
+	var i SampleTextMatchesRow
+	err := row.Scan(&i.Seen, &i.Matches)
+	return i, err
 }
 
 const setNick = `-- name: SetNick :exec
@@ -430,4 +537,53 @@ func (q *Queries) UpdateProfile(ctx context.Context, arg UpdateProfileParams) (U
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const walkCountCapabilityText = `-- name: WalkCountCapabilityText :one
+SELECT count(*) FROM (
+    SELECT 1 FROM (SELECT search FROM agent_capabilities WHERE capability = $1
+                   ORDER BY created_at, agent_id LIMIT $2) AS s
+    WHERE search LIKE $3::text LIMIT $4) AS m
+`
+
+type WalkCountCapabilityTextParams struct {
+	Capability string
+	Walk       int32
+	Pattern    string
+	Cap        int32
+}
+
+// WalkCountText among a capability's agents in registration order, from
+// agent_capabilities' index alone.
+func (q *Queries) WalkCountCapabilityText(ctx context.Context, arg WalkCountCapabilityTextParams) (int64, error) {
+	row := q.db.QueryRow(ctx, walkCountCapabilityText,
+		arg.Capability,
+		arg.Walk,
+		arg.Pattern,
+		arg.Cap,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const walkCountText = `-- name: WalkCountText :one
+SELECT count(*) FROM (
+    SELECT 1 FROM (SELECT search FROM agents LIMIT $1) AS s
+    WHERE search LIKE $2::text LIMIT $3) AS m
+`
+
+type WalkCountTextParams struct {
+	Walk    int32
+	Pattern string
+	Cap     int32
+}
+
+// FIND's total for a common text: matches among at most @walk agents,
+// counted up to @cap.
+func (q *Queries) WalkCountText(ctx context.Context, arg WalkCountTextParams) (int64, error) {
+	row := q.db.QueryRow(ctx, walkCountText, arg.Walk, arg.Pattern, arg.Cap)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }

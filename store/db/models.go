@@ -36,6 +36,7 @@ type AgentCapability struct {
 	Capability string
 	CreatedAt  time.Time
 	AgentID    string
+	Search     string
 }
 
 type Agreement struct {
