@@ -96,3 +96,15 @@ func newestMigration() (int64, error) {
 	})
 	return newest.version, newest.err
 }
+
+// Autovacuum reports whether the server vacuums tables by itself. FIND
+// reads agent_capabilities from its index alone, which skips the table only
+// for pages a vacuum has marked all-visible: without autovacuum, every
+// change to the directory slows FIND until someone runs VACUUM.
+func (s *Store) Autovacuum(ctx context.Context) (bool, error) {
+	var on string
+	err := s.read(ctx, func(ctx context.Context, _ *db.Queries) error {
+		return s.pool.QueryRow(ctx, "SELECT current_setting('autovacuum')").Scan(&on)
+	})
+	return on == "on", err
+}

@@ -83,8 +83,13 @@ func OpenTimeouts(ctx context.Context, dsn string, t Timeouts) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, q: db.New(pool), planned: db.New(perCallPlans{pool}), timeout: t.Query,
-		agents: newAgentCache(), findCounts: &findCounts{}}, nil
+	return newStore(pool, t.Query), nil
+}
+
+// newStore is a store over pool, its caches empty.
+func newStore(pool *pgxpool.Pool, timeout time.Duration) *Store {
+	return &Store{pool: pool, q: db.New(pool), planned: db.New(perCallPlans{pool}), timeout: timeout,
+		agents: newAgentCache(), findCounts: &findCounts{}}
 }
 
 // perCallPlans runs statements unnamed (pgx's QueryExecModeCacheDescribe:

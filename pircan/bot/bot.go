@@ -106,6 +106,10 @@ func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
 		st.Close()
 		return nil, err
 	}
+	if on, err := st.Autovacuum(ctx); err == nil && !on {
+		log.Warn().Msg("autovacuum is off on this Postgres: FIND slows as the directory changes " +
+			"unless VACUUM (ANALYZE) agents, agent_capabilities runs regularly")
+	}
 	conn := transport.New(cfg.IRC, log.With().Str("component", "irc").Logger())
 	policy := &webhook.Policy{AllowHosts: cfg.WebhookAllowHosts}
 	svc := pircan.NewService(st, pircan.Config{Limits: cfg.Limits, WebhookURLs: policy}, log)
