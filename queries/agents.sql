@@ -92,9 +92,18 @@ SELECT count(*) FROM (
     WHERE search LIKE @pattern::text LIMIT @cap) AS m;
 
 -- name: CountTextIndexed :one
--- FIND's total for a text a walk would not meet often: through the GIN
--- index (schema 00015's function says why it is a function).
-SELECT pircan_count_agents_indexed(@pattern::text, sqlc.narg('capability')::text, @cap::int)::bigint;
+-- FIND's total for a text a walk would not meet often, counted up to @cap.
+-- The match set is a MATERIALIZED CTE so that the planner prices it whole
+-- and takes the GIN index; seeing the LIMIT it prices a walk of the table
+-- as nearly free and takes that instead (q:"map": 34,500 agents read,
+-- 9–24 ms, where the index takes 4–6 ms). Its rows are still read only
+-- until @cap. A text with no trigram (two letters) is one the index cannot
+-- narrow, and the planner walks then.
+WITH m AS MATERIALIZED (
+    SELECT 1 FROM agents
+    WHERE search LIKE @pattern::text
+      AND (sqlc.narg('capability')::text IS NULL OR capabilities_folded @> ARRAY[sqlc.narg('capability')::text]))
+SELECT count(*) FROM (SELECT 1 FROM m LIMIT @cap) AS s;
 
 -- name: FindByCapabilityText :many
 -- FIND by q and a capability with more matches than it counts: the

@@ -54,32 +54,6 @@ CREATE TRIGGER agents_capabilities_changed AFTER UPDATE ON agents
           IS DISTINCT FROM (NEW.capabilities_folded, NEW.search, NEW.created_at))
     EXECUTE FUNCTION pircan_agent_capabilities();
 
--- FIND's count through the GIN index, for a text that a walk in
--- registration order would not meet 1,000 times soon (store/find.go
--- decides): a bitmap of the index's matches, rechecked on the heap until
--- @cap. Left to itself the planner often walks the table instead (LIMIT
--- makes a walk look cheap, and it prices LIKE on a row as nothing):
--- q:"map" read 34,500 rows for its 1,001 matches, 9–24 ms, where the bitmap
--- takes 4–5 ms. Hence the settings on the function.
--- +goose StatementBegin
-CREATE FUNCTION pircan_count_agents_indexed(pattern text, capability text, cap integer) RETURNS bigint
-LANGUAGE plpgsql STABLE
-SET enable_seqscan = off
-SET enable_indexscan = off
-AS $$
-DECLARE
-    n bigint;
-BEGIN
-    IF capability IS NULL THEN
-        SELECT count(*) INTO n FROM (SELECT 1 FROM agents WHERE search LIKE pattern LIMIT cap) AS m;
-    ELSE
-        SELECT count(*) INTO n FROM (
-            SELECT 1 FROM agents WHERE search LIKE pattern AND capabilities_folded @> ARRAY[capability] LIMIT cap) AS m;
-    END IF;
-    RETURN n;
-END $$;
--- +goose StatementEnd
-
 -- A GIN index with fastupdate keeps new entries in a pending list that every
 -- search reads whole until a vacuum merges it: 1,500 changed agents made
 -- each FIND by q read 266 pages more (0.6 → 1.9 ms for a rare word), and the
@@ -92,7 +66,6 @@ SELECT gin_clean_pending_list('agents_capabilities_search'::regclass), gin_clean
 -- +goose Down
 ALTER INDEX agents_capabilities RESET (fastupdate);
 ALTER INDEX agents_capabilities_search RESET (fastupdate);
-DROP FUNCTION pircan_count_agents_indexed(text, text, integer);
 DROP TRIGGER agents_capabilities_changed ON agents;
 DROP TRIGGER agents_capabilities_rows ON agents;
 DROP FUNCTION pircan_agent_capabilities();

@@ -24,3 +24,12 @@ func (s *Store) AgentCacheLen() int {
 	defer s.agents.mu.Unlock()
 	return len(s.agents.byAccount)
 }
+
+// SetFindThresholds sets how many agents FIND's count of a text looks at
+// first and walks at most, and up to how many holders a capability is
+// walked whole (find.go), until the test ends.
+func SetFindThresholds(t interface{ Cleanup(func()) }, sample, walk, whole int64) {
+	was := [3]int64{findSample, findWalk, findWhole}
+	findSample, findWalk, findWhole = sample, walk, whole
+	t.Cleanup(func() { findSample, findWalk, findWhole = was[0], was[1], was[2] })
+}

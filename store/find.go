@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store/db"
@@ -19,11 +21,15 @@ import (
 // 9–24 ms). So a count first looks at findSample agents: one in
 // findSample/findWalk or more matching, it walks up to findWalk agents;
 // fewer, or the walk falls short, it asks the index (BENCHMARKS.md, issue
-// 13 target 4). Each way gives the same total: the walk's is only taken
-// when it reached the cap or saw every agent there was.
-const (
-	findSample = 1000
-	findWalk   = 20000
+// 13 target 4). A capability held by at most findWhole agents, or given
+// with a text of one or two characters, is walked whole. Each way gives
+// the same total: a walk's is only taken when it reached the cap or saw
+// every agent there was. (Variables only so that a test can take each way
+// over a small directory.)
+var (
+	findSample int64 = 1000
+	findWalk   int64 = 20000
+	findWhole  int64 = 5000
 )
 
 // findCounts counts how FIND's totals for a text were counted, for the
@@ -96,7 +102,7 @@ func (s *Store) findFiltered(ctx context.Context, q *db.Queries, fq pircan.FindQ
 		c := strings.ToLower(fq.Capability)
 		capability = &c
 	}
-	n, err := s.countText(ctx, q, pattern, capability)
+	n, err := s.countText(ctx, q, pattern, capability, utf8.RuneCountInString(fq.Q) < 3)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -105,6 +111,8 @@ func (s *Store) findFiltered(ctx context.Context, q *db.Queries, fq pircan.FindQ
 	// word only the newest agents use, say), so they are fetched through
 	// the indexes and sorted.
 	switch {
+	case n <= pircan.MaxFindTotal && int64(off) >= n: // counted exactly: nothing to fetch
+		return nil, int(n), nil
 	case n > pircan.MaxFindTotal && capability != nil:
 		page, err := q.FindByCapabilityText(ctx, db.FindByCapabilityTextParams{Capability: *capability,
 			Pattern: pattern, Lim: lim, Off: off})
@@ -127,40 +135,63 @@ func (s *Store) findFiltered(ctx context.Context, q *db.Queries, fq pircan.FindQ
 
 // countText is FIND's total for a text, and a capability if given, counted
 // up to pircan.MaxFindTotal+1 by a walk or by the index, whichever the
-// sample says is cheaper (findSample).
-func (s *Store) countText(ctx context.Context, q *db.Queries, pattern string, capability *string) (int64, error) {
+// first look says is cheaper (findSample). short: the text has fewer than
+// 3 characters, so no trigram the GIN index could narrow it by.
+func (s *Store) countText(ctx context.Context, q *db.Queries, pattern string, capability *string, short bool) (int64, error) {
 	const limit = pircan.MaxFindTotal + 1
 	var seen, matches int64
 	var err error
+	walk := func(most int64) (int64, error) {
+		if capability == nil {
+			return q.WalkCountText(ctx, db.WalkCountTextParams{Pattern: pattern, Walk: int32(most), Cap: limit})
+		}
+		return q.WalkCountCapabilityText(ctx, db.WalkCountCapabilityTextParams{Pattern: pattern,
+			Capability: *capability, Walk: int32(most), Cap: limit})
+	}
 	if capability == nil {
 		var r db.SampleTextMatchesRow
-		r, err = q.SampleTextMatches(ctx, db.SampleTextMatchesParams{Pattern: pattern, Sample: findSample})
+		r, err = q.SampleTextMatches(ctx, db.SampleTextMatchesParams{Pattern: pattern, Sample: int32(findSample)})
 		seen, matches = r.Seen, r.Matches
 	} else {
 		var r db.SampleCapabilityTextMatchesRow
 		r, err = q.SampleCapabilityTextMatches(ctx, db.SampleCapabilityTextMatchesParams{Pattern: pattern,
-			Capability: *capability, Sample: findSample})
+			Capability: *capability, Sample: int32(findSample)})
 		seen, matches = r.Seen, r.Matches
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		return 0, err
-	case seen < findSample: // there were no more to see
+	}
+	if seen < findSample { // there were no more to see
 		s.findCounts.sample.Add(1)
 		return min(matches, limit), nil
-	case matches*findWalk >= limit*findSample:
-		var n int64
-		if capability == nil {
-			n, err = q.WalkCountText(ctx, db.WalkCountTextParams{Pattern: pattern, Walk: findWalk, Cap: limit})
-		} else {
-			n, err = q.WalkCountCapabilityText(ctx, db.WalkCountCapabilityTextParams{Pattern: pattern,
-				Capability: *capability, Walk: findWalk, Cap: limit})
-		}
-		if err != nil || n == limit {
+	}
+	walked := int64(-1)
+	if matches*findWalk >= limit*findSample {
+		if walked, err = walk(findWalk); err != nil || walked == limit {
 			s.findCounts.walk.Add(1)
-			return n, err
+			return walked, err
 		}
-		// Common at first, rarer after: the index counts them all.
+		// Common at first, rarer after.
+	}
+	if capability != nil {
+		// A capability held by few, or with a short text, is walked whole:
+		// its range is read from the index alone, where the GIN index,
+		// given a text without trigrams, reads the heap of every holder.
+		if short {
+			s.findCounts.walk.Add(1)
+			return walk(math.MaxInt32)
+		}
+		holders, err := q.CountByCapability(ctx, db.CountByCapabilityParams{Capability: *capability, Cap: int32(findWhole + 1)})
+		if err != nil {
+			return 0, err
+		}
+		if holders <= findWhole {
+			if walked < 0 {
+				walked, err = walk(findWalk)
+			}
+			s.findCounts.walk.Add(1)
+			return walked, err
+		}
 	}
 	s.findCounts.index.Add(1)
 	return q.CountTextIndexed(ctx, db.CountTextIndexedParams{Pattern: pattern, Capability: capability, Cap: limit})

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store"
 )
 
 // FIND by a text counts its total by a first look, a walk or the index
@@ -21,20 +22,27 @@ func TestFindTextCountsAgreeEachWay(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	pool := s.Pool()
+	// A first look at 100 agents, a walk of at most 1,500: a text is walked
+	// when 67 of the 100 match; a capability of up to 500 holders is walked
+	// whole.
+	store.SetFindThresholds(t, 100, 1500, 500)
 	// 3,000 agents, one second apart, in one insert: the table lies in
-	// registration order, so "the first look" is at agents 1–1000.
+	// registration order, so "the first look" is at agents 1–100.
 	_, err := pool.Exec(ctx, `INSERT INTO agents (name, description, capabilities, capabilities_folded, created_at)
 		SELECT 'agent ' || i,
 		       concat_ws(' ',
-		           CASE WHEN i % 2 = 0 THEN 'alpha' END,     -- everywhere: 1,500
-		           CASE WHEN i <= 600 THEN 'early' END,      -- only at first: 600
-		           CASE WHEN i > 1500 THEN 'late' END,       -- only later: 1,500
+		           CASE WHEN i % 5 <> 0 THEN 'most' END,   -- everywhere: 2,400
+		           CASE WHEN i % 2 = 0 THEN 'alpha' END,   -- 1,500
+		           CASE WHEN i <= 600 THEN 'early' END,    -- only at first: 600
+		           CASE WHEN i > 1500 THEN 'late' END,     -- only later: 1,500
 		           CASE WHEN i IN (10, 2000, 2999) THEN 'rare' END,
 		           CASE WHEN i = 7 THEN '50% off' ELSE '50 off' END),
 		       c, c,
 		       timestamptz '2026-01-01' + i * interval '1 second'
 		FROM generate_series(1, 3000) AS i,
-		     LATERAL (SELECT CASE WHEN i <= 400 THEN ARRAY['wide', 'narrow'] ELSE ARRAY['wide'] END AS c) AS caps`)
+		     LATERAL (SELECT array_remove(ARRAY['wide',
+		                  CASE WHEN i <= 400 THEN 'narrow' END,
+		                  CASE WHEN i % 60 = 0 THEN 'tiny' END], NULL) AS c) AS caps`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,17 +54,22 @@ func TestFindTextCountsAgreeEachWay(t *testing.T) {
 		q, capability string
 		way           string // how the total is counted
 	}{
-		{"alpha", "", "walk"},  // common in the first look, and it goes on
+		{"most", "", "walk"},   // common in the first look, and it goes on
+		{"alpha", "", "index"}, // too rare in the first look to walk for
 		{"early", "", "index"}, // common in the first look, not after: the walk falls short
 		{"late", "", "index"},  // absent from the first look
 		{"rare", "", "index"},
 		{"50%", "", "index"}, // % matches itself
-		{"ALPHA", "wide", "walk"},
+		{"al", "", "index"},  // no trigram: the index cannot narrow it, the planner walks
+		{"MOST", "wide", "walk"},
 		{"late", "wide", "index"},
 		{"early", "WIDE", "index"},
-		{"alpha", "narrow", "sample"}, // 400 holders: the first look saw them all
-		{"late", "narrow", "sample"},
 		{"nothing", "wide", "index"},
+		{"alpha", "narrow", "walk"}, // 400 holders: walked whole
+		{"late", "narrow", "walk"},
+		{"al", "narrow", "walk"},
+		{"al", "wide", "walk"},      // a short text: walked whole, past the 1,500
+		{"alpha", "tiny", "sample"}, // 50 holders: the first look saw them all
 	} {
 		t.Run(c.q+"+"+c.capability, func(t *testing.T) {
 			want := oracleFind(t, pool, c.q, c.capability)

@@ -127,22 +127,31 @@ func (q *Queries) CountRecentRegistrations(ctx context.Context) (int64, error) {
 }
 
 const countTextIndexed = `-- name: CountTextIndexed :one
-SELECT pircan_count_agents_indexed($1::text, $2::text, $3::int)::bigint
+WITH m AS MATERIALIZED (
+    SELECT 1 FROM agents
+    WHERE search LIKE $2::text
+      AND ($3::text IS NULL OR capabilities_folded @> ARRAY[$3::text]))
+SELECT count(*) FROM (SELECT 1 FROM m LIMIT $1) AS s
 `
 
 type CountTextIndexedParams struct {
+	Cap        int32
 	Pattern    string
 	Capability *string
-	Cap        int32
 }
 
-// FIND's total for a text a walk would not meet often: through the GIN
-// index (schema 00015's function says why it is a function).
+// FIND's total for a text a walk would not meet often, counted up to @cap.
+// The match set is a MATERIALIZED CTE so that the planner prices it whole
+// and takes the GIN index; seeing the LIMIT it prices a walk of the table
+// as nearly free and takes that instead (q:"map": 34,500 agents read,
+// 9–24 ms, where the index takes 4–6 ms). Its rows are still read only
+// until @cap. A text with no trigram (two letters) is one the index cannot
+// narrow, and the planner walks then.
 func (q *Queries) CountTextIndexed(ctx context.Context, arg CountTextIndexedParams) (int64, error) {
-	row := q.db.QueryRow(ctx, countTextIndexed, arg.Pattern, arg.Capability, arg.Cap)
-	var column_1 int64
-	err := row.Scan(&column_1)
-	return column_1, err
+	row := q.db.QueryRow(ctx, countTextIndexed, arg.Cap, arg.Pattern, arg.Capability)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const createAgent = `-- name: CreateAgent :one
