@@ -31,13 +31,35 @@ var _ pircan.URLPolicy = (*Policy)(nil)
 
 // refusedPrefixes are the spaces a webhook may not reach besides what
 // netip.Addr classifies itself (loopback, private, link-local, multicast,
-// unspecified): "this network" and carrier-grade NAT, which are as
-// internal as RFC 1918, and the limited broadcast address.
+// unspecified): the rest of IANA's special-purpose registries that is not
+// global unicast ("this network", carrier-grade NAT, protocol assignments,
+// documentation, benchmarking, reserved, discard, local-use NAT64, Teredo
+// and its neighbours, deprecated site-local), which are as internal as
+// RFC 1918 or route nowhere.
 var refusedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("255.255.255.255/32"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
+	netip.MustParsePrefix("240.0.0.0/4"), // and 255.255.255.255
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("100::/64"),
+	netip.MustParsePrefix("2001::/23"),
+	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("fec0::/10"),
 }
+
+// IPv6 prefixes that carry an IPv4 address a gateway would reach on the
+// webhook's behalf: NAT64's well-known prefix (the last 32 bits, RFC 6052)
+// and 6to4 (bits 16–47, RFC 3056). Such an address is public only if the
+// IPv4 address in it is.
+var (
+	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour   = netip.MustParsePrefix("2002::/16")
+)
 
 // publicAddr reports whether a webhook may connect to a.
 func publicAddr(a netip.Addr) bool {
@@ -50,6 +72,11 @@ func publicAddr(a netip.Addr) bool {
 		if p.Contains(a) {
 			return false
 		}
+	}
+	if b := a.As16(); nat64Prefix.Contains(a) {
+		return publicAddr(netip.AddrFrom4([4]byte(b[12:16])))
+	} else if sixToFour.Contains(a) {
+		return publicAddr(netip.AddrFrom4([4]byte(b[2:6])))
 	}
 	return true
 }

@@ -44,6 +44,20 @@ func TestWebhookCheckURL(t *testing.T) {
 		{"https://224.0.0.1/", false},
 		{"https://0.0.0.0/", false},
 		{"https://100.64.0.1/", false},
+		{"https://192.0.2.10/", false}, // documentation
+		{"https://198.18.0.1/", false}, // benchmarking
+		{"https://240.0.0.1/", false},  // reserved
+		{"https://255.255.255.255/", false},
+		{"https://[64:ff9b::7f00:1]/", false},     // NAT64 of 127.0.0.1
+		{"https://[64:ff9b::a9fe:a9fe]/", false},  // NAT64 of 169.254.169.254
+		{"https://[64:ff9b::5db8:d822]/", true},   // NAT64 of 93.184.216.34
+		{"https://[64:ff9b:1::1]/", false},        // local-use NAT64
+		{"https://[2002:c0a8:0101::1]/", false},   // 6to4 of 192.168.1.1
+		{"https://[2002:5db8:d822::1]/", true},    // 6to4 of 93.184.216.34
+		{"https://[2001:db8::1]/", false},         // documentation
+		{"https://[2001:0:4136:e378::1]/", false}, // Teredo
+		{"https://[fec0::1]/", false},             // site-local
+		{"https://[2606:4700::1111]/", true},
 		{"https://localhost/", false},
 		{"https://mixed.test/", false},
 		{"https://nowhere.test/", false},
