@@ -40,10 +40,10 @@ UPDATE agents SET nick = @nick WHERE id = @id;
 -- name: FindAgents :many
 -- FIND by q with more matches than it counts, or by nothing: a walk in
 -- registration order meets a page at once. Planned per call
--- (store.perCallPlans), the q optional.
+-- (store.perCallPlans), the pattern optional.
 SELECT id, name, description, capabilities, nick
 FROM agents
-WHERE (sqlc.narg('q')::text IS NULL OR search LIKE sqlc.narg('q')::text)
+WHERE (sqlc.narg('pattern')::text IS NULL OR search LIKE sqlc.narg('pattern')::text)
 ORDER BY created_at, id
 LIMIT @lim OFFSET @off;
 

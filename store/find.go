@@ -122,7 +122,7 @@ func (s *Store) findFiltered(ctx context.Context, q *db.Queries, fq pircan.FindQ
 		}
 		return rows, int(n), err
 	case n > pircan.MaxFindTotal:
-		rows, err := q.FindAgents(ctx, db.FindAgentsParams{Q: &pattern, Lim: lim, Off: off})
+		rows, err := q.FindAgents(ctx, db.FindAgentsParams{Pattern: &pattern, Lim: lim, Off: off})
 		return rows, int(n), err
 	}
 	few, err := q.FindFewAgents(ctx, db.FindFewAgentsParams{Pattern: pattern, Capability: capability, Lim: lim, Off: off})

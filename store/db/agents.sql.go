@@ -197,9 +197,9 @@ LIMIT $3 OFFSET $2
 `
 
 type FindAgentsParams struct {
-	Q   *string
-	Off int32
-	Lim int32
+	Pattern *string
+	Off     int32
+	Lim     int32
 }
 
 type FindAgentsRow struct {
@@ -212,9 +212,9 @@ type FindAgentsRow struct {
 
 // FIND by q with more matches than it counts, or by nothing: a walk in
 // registration order meets a page at once. Planned per call
-// (store.perCallPlans), the q optional.
+// (store.perCallPlans), the pattern optional.
 func (q *Queries) FindAgents(ctx context.Context, arg FindAgentsParams) ([]FindAgentsRow, error) {
-	rows, err := q.db.Query(ctx, findAgents, arg.Q, arg.Off, arg.Lim)
+	rows, err := q.db.Query(ctx, findAgents, arg.Pattern, arg.Off, arg.Lim)
 	if err != nil {
 		return nil, err
 	}
