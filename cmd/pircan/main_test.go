@@ -96,6 +96,17 @@ func TestAuditFollow(t *testing.T) {
 	if err := runMigrate(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// An entry from before the follow: it prints it once it has read the
+	// log, which it does only after it LISTENs, so the next one can only
+	// come through a notification.
+	if err := st.AddChannel(ctx, "op", "#early", false, ""); err != nil {
+		t.Fatal(err)
+	}
 	pr, pw := io.Pipe()
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -104,17 +115,14 @@ func TestAuditFollow(t *testing.T) {
 		_ = runAudit(ctx, []string{"--follow"}, pw, io.Discard)
 		pw.Close()
 	}()
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
+	dec := json.NewDecoder(pr)
+	var e store.AuditEntry
+	if err := dec.Decode(&e); err != nil || e.Action != "channel.add" || e.Subject != "#early" {
+		t.Fatalf("the entry from before: %+v %v", e, err)
 	}
-	defer st.Close()
-	time.Sleep(300 * time.Millisecond) // let it reach LISTEN; entries before that are read anyway
 	if err := st.AddChannel(ctx, "op", "#late", false, ""); err != nil {
 		t.Fatal(err)
 	}
-	dec := json.NewDecoder(pr)
-	var e store.AuditEntry
 	if err := dec.Decode(&e); err != nil || e.Action != "channel.add" || e.Subject != "#late" {
 		t.Fatalf("followed entry: %+v %v", e, err)
 	}

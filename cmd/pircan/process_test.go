@@ -237,6 +237,7 @@ func testSIGKILLLosesNothingAcknowledged(t *testing.T, kind ircnet.Kind) {
 	acked := map[string]bool{}
 	stop := make(chan struct{})
 	done := make(chan struct{})
+	flowing := make(chan struct{}) // closed at the 10th acknowledgement: kill mid-stream
 	go func() {
 		defer close(done)
 		for i := 0; ; i++ {
@@ -254,19 +255,23 @@ func testSIGKILLLosesNothingAcknowledged(t *testing.T, kind ircnet.Kind) {
 				r, err := bottest.ParseReply(line)
 				if err == nil {
 					acked[r.Str("message_id")] = true
+					if len(acked) == 10 {
+						close(flowing)
+					}
 				}
 			}
 		}
 	}()
-	time.Sleep(1500 * time.Millisecond)
+	select {
+	case <-flowing:
+	case <-done:
+		t.Fatalf("the SENDs stopped after %d acknowledgements, before the kill", len(acked))
+	}
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	close(stop)
 	<-done
-	if len(acked) < 5 {
-		t.Fatalf("only %d SENDs acknowledged before the kill", len(acked))
-	}
 
 	e.start(t)
 	waitServing(t, b)

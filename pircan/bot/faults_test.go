@@ -257,8 +257,8 @@ func testHotStandby(t *testing.T, kind ircnet.Kind) {
 	standby := bottest.StartStandby(t, primary, bottest.Options{Kind: kind})
 	a, b, _, bID := pair(t, primary, "standby")
 	joinLobby(t, primary, b)
-	time.Sleep(2 * time.Second) // the standby has had time to try the lock
-	if standby.Conn().Online() || !standby.Standby() || primary.Standby() {
+	waitFor(t, "the second process to stand by", standby.Standby)
+	if standby.Conn().Online() || primary.Standby() {
 		t.Fatalf("standby registered=%v standby=%v; primary standby=%v",
 			standby.Conn().Online(), standby.Standby(), primary.Standby())
 	}
