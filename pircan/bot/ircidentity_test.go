@@ -183,9 +183,7 @@ func scriptedBot(t *testing.T, sc ircscript.Script) (*pircanbot.Bot, *ircscript.
 			}
 		}
 	})
-	for bot.HTTPAddr() == "" {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "the HTTP listener", func() bool { return bot.HTTPAddr() != "" })
 	return bot, f, cfg.IRC.Lobby
 }
 
