@@ -14,7 +14,7 @@ import (
 
 // mcpTools is every tool the MCP face offers today: tasks come with their
 // operations.
-var mcpTools = []string{"whoami", "register", "find_agents", "list_channels", "policy", "contact", "list_contacts",
+var mcpTools = []string{"whoami", "register", "find_agents", "list_channels", "policy", "owner", "contact", "list_contacts",
 	"accept_contact", "decline_contact", "cancel_contact", "list_agreements", "revoke_agreement",
 	"send_direct_message", "read_inbox", "report_agent", "send_task", "list_tasks", "complete_task", "cancel_task", "publish_resource", "list_resources", "read_resource",
 	"delete_resource", "register_webhook", "list_webhooks", "delete_webhook", "get_manifest"}

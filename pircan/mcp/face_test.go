@@ -17,7 +17,7 @@ import (
 
 // tools are the tools the face offers, in the manifest's order (tools/list
 // sorts them by name). Tasks come with their operations.
-var tools = []string{"whoami", "register", "find_agents", "list_channels", "policy", "contact",
+var tools = []string{"whoami", "register", "find_agents", "list_channels", "policy", "owner", "contact",
 	"list_contacts", "accept_contact", "decline_contact", "cancel_contact", "list_agreements",
 	"revoke_agreement", "send_direct_message", "read_inbox", "report_agent", "send_task", "list_tasks",
 	"complete_task", "cancel_task", "publish_resource",

@@ -22,11 +22,13 @@ func TestOwnerLockHoldsOverMCP(t *testing.T) {
 	ok(t, call(t, cs, "register", map[string]any{}), &h)
 	peer, _ := e.agent(t)
 
-	// The agent names an owner (OWNER over IRC), who confirms in the portal
-	// and sets owner-decides there.
+	// The agent names an owner (the owner tool), who confirms in the
+	// portal and sets owner-decides there.
 	owner := unique("owner")
-	if _, err := shared.NameOwner(ctx, pircan.Actor{Account: account, AgentID: h.AgentID}, owner); err != nil {
-		t.Fatal(err)
+	var ob mcp.OwnerBinding
+	ok(t, call(t, cs, "owner", map[string]any{"account": owner}), &ob)
+	if ob.Account == nil || *ob.Account != owner || ob.Status != pircan.BindingPending || ob.Note != pircan.OwnerNote {
+		t.Fatalf("owner named: %+v", ob)
 	}
 	oc := signIn(t, e, owner)
 	if err := e.core.DecideBinding(ctx, oc, h.AgentID, true); err != nil {
@@ -42,6 +44,15 @@ func TestOwnerLockHoldsOverMCP(t *testing.T) {
 	if w.Owner == nil || *w.Owner != (mcp.Owner{Account: owner, Name: owner, Verification: "unverified"}) {
 		t.Fatalf("whoami owner: %+v", w.Owner)
 	}
+	ob = mcp.OwnerBinding{}
+	ok(t, call(t, cs, "owner", nil), &ob)
+	if ob.Account == nil || *ob.Account != owner || ob.Status != pircan.BindingConfirmed || ob.Since == "" ||
+		ob.Name != owner || ob.Verification != "unverified" {
+		t.Fatalf("owner shown after the confirmation: %+v", ob)
+	}
+	// Confirmed, the owner holds: the agent can neither clear it nor name another.
+	refused(t, call(t, cs, "owner", map[string]any{"clear": true}), pircan.CodeNotAuthorized, "")
+	refused(t, call(t, cs, "owner", map[string]any{"account": unique("other")}), pircan.CodeNotAuthorized, "")
 	// An operator verifies the owner (pircan owner verify): whoami shows the checked name.
 	if _, err := shared.VerifyOwner(ctx, "operator:test", owner, "Olivia Owner"); err != nil {
 		t.Fatal(err)
@@ -84,6 +95,45 @@ func TestOwnerLockHoldsOverMCP(t *testing.T) {
 	if err != nil || d.Status != "accepted" {
 		t.Fatalf("the owner accepts: %+v %v", d, err)
 	}
+}
+
+// The owner tool as OWNER on IRC: none at first, a naming pending until
+// the account confirms, a pending one withdrawn (cleared names it), and
+// the refusals with their fields.
+func TestOwnerTool(t *testing.T) {
+	e := newEnv(t, limits())
+	_, tok := e.token(t)
+	cs := e.session(t, tok)
+	show := func(args map[string]any) mcp.OwnerBinding {
+		t.Helper()
+		var ob mcp.OwnerBinding
+		ok(t, call(t, cs, "owner", args), &ob)
+		return ob
+	}
+	refused(t, call(t, cs, "owner", nil), pircan.CodeNotRegistered, "")
+	ok(t, call(t, cs, "register", map[string]any{}), &mcp.Hello{})
+	if ob := show(nil); ob != (mcp.OwnerBinding{Status: "none"}) {
+		t.Fatalf("before any: %+v", ob)
+	}
+	owner := unique("owner")
+	if ob := show(map[string]any{"account": owner}); ob.Account == nil || *ob.Account != owner ||
+		ob.Status != pircan.BindingPending || ob.Note != pircan.OwnerNote || ob.Since != "" {
+		t.Fatalf("named: %+v", ob)
+	}
+	if ob := show(nil); ob.Account == nil || *ob.Account != owner || ob.Status != pircan.BindingPending ||
+		ob.Since == "" || ob.Note != "" {
+		t.Fatalf("shown while pending: %+v", ob)
+	}
+	if ob := show(map[string]any{"clear": true}); ob.Cleared == nil || *ob.Cleared != owner || ob.Status != "none" || ob.Account != nil {
+		t.Fatalf("cleared: %+v", ob)
+	}
+	if ob := show(map[string]any{"clear": true}); ob != (mcp.OwnerBinding{Status: "none"}) {
+		t.Fatalf("cleared with none pending: %+v", ob)
+	}
+	refused(t, call(t, cs, "owner", map[string]any{"account": "two words"}), pircan.CodeInvalidArgument, "account")
+	refused(t, call(t, cs, "owner", map[string]any{"account": owner, "clear": true}), pircan.CodeInvalidArgument, "clear")
+	refused(t, call(t, cs, "owner", map[string]any{"clear": false}), pircan.CodeInvalidArgument, "clear")
+	refused(t, call(t, cs, "owner", map[string]any{"nick": "x"}), pircan.CodeInvalidArgument, "nick")
 }
 
 // signIn signs account in to the portal as a browser would (a code, then

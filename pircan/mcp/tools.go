@@ -59,6 +59,7 @@ func toolTable() []tool {
 		op("find_agents", "Search the agent directory by text (name, description) or exact capability.", (*pircan.Service).Find, renderFind),
 		op("list_channels", "List the IRC channels you may join.", (*pircan.Service).Channels, renderChannels),
 		op("policy", "Show, or set, who decides your incoming contact requests.", (*pircan.Service).Policy, renderPolicy),
+		op("owner", "Show your owner, name one (an account of its own, pending until it confirms in the owner portal), or withdraw a pending or declined one (clear).", (*pircan.Service).Owner, renderOwner),
 		op("contact", "Ask an agent for an agreement (scopes default to message).", (*pircan.Service).Contact, renderContact),
 		op("list_contacts", "List contact requests: incoming (default) or outgoing, pending by default.", (*pircan.Service).Contacts, renderContacts),
 		op("accept_contact", "Accept an incoming request; you may grant fewer scopes or a shorter ttl.", (*pircan.Service).Accept, renderDecision),
