@@ -262,22 +262,7 @@ func testWrongSASLPasswordNeverServes(t *testing.T, kind ircnet.Kind) {
 	if err := ircnet.RegisterAccount(ctx, n, nick, "right-password"); err != nil {
 		t.Fatal(err)
 	}
-	logs := ircscript.NewLogs()
-	cfg := pircanbot.Config{DatabaseURL: pgtest.Database(t), IRC: transport.Config{
-		Server: n.TLSAddr(), TLS: true, CAFile: n.CertFile, Nick: nick, SASLAccount: nick, SASLPassword: "wrong-password",
-		Lobby: bottest.Unique("#lobbyw"), BackoffMin: 100 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
-	}}
-	runCtx, stop := context.WithCancel(context.Background())
-	bot, err := pircanbot.New(runCtx, cfg, zerolog.New(zerolog.MultiLevelWriter(logs, zerolog.NewTestWriter(t))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- bot.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		<-done
-	})
+	bot, logs := runLogged(t, n, nick, nick, "wrong-password")
 	first := logs.Wait(t, "does not serve", "904")
 	if strings.Contains(first, "wrong-password") {
 		t.Fatalf("the password is in the log: %s", first)
@@ -286,6 +271,27 @@ func testWrongSASLPasswordNeverServes(t *testing.T, kind ircnet.Kind) {
 	if bot.Conn().Online() {
 		t.Fatal("serving without a login")
 	}
+}
+
+// runLogged runs a bot on n as nick, logging in as account with password,
+// retrying fast, its log kept; it stops when the test ends.
+func runLogged(t *testing.T, n *ircnet.Network, nick, account, password string) (*pircanbot.Bot, *ircscript.Logs) {
+	t.Helper()
+	logs := ircscript.NewLogs()
+	cfg := pircanbot.Config{DatabaseURL: pgtest.Database(t), IRC: transport.Config{
+		Server: n.TLSAddr(), TLS: true, CAFile: n.CertFile, Nick: nick, SASLAccount: account, SASLPassword: password,
+		Lobby: bottest.Unique("#lobby"), BackoffMin: 100 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+	}}
+	runCtx, stop := context.WithCancel(context.Background())
+	bot, err := pircanbot.New(runCtx, cfg, zerolog.New(zerolog.MultiLevelWriter(logs, zerolog.NewTestWriter(t))))
+	must(t, err)
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	return bot, logs
 }
 
 // Ergo with its default nick reservation (force-nick-equals-account) and
@@ -304,20 +310,7 @@ func TestErgoNickMustBeTheAccount(t *testing.T) {
 	defer cancel()
 	account, nick := bottest.Unique("pircanacct"), bottest.Unique("PIRCANF")
 	must(t, ircnet.RegisterAccount(ctx, n, account, "pw-force"))
-	logs := ircscript.NewLogs()
-	cfg := pircanbot.Config{DatabaseURL: pgtest.Database(t), IRC: transport.Config{
-		Server: n.TLSAddr(), TLS: true, CAFile: n.CertFile, Nick: nick, SASLAccount: account, SASLPassword: "pw-force",
-		Lobby: bottest.Unique("#lobbyf"), BackoffMin: 100 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
-	}}
-	runCtx, stop := context.WithCancel(context.Background())
-	bot, err := pircanbot.New(runCtx, cfg, zerolog.New(zerolog.MultiLevelWriter(logs, zerolog.NewTestWriter(t))))
-	must(t, err)
-	done := make(chan error, 1)
-	go func() { done <- bot.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		<-done
-	})
+	bot, logs := runLogged(t, n, nick, account, "pw-force")
 	both := []string{"does not serve", `\"` + account + `\"`, `\"` + nick + `\"`, "force-nick-equals-account", "PIRCAN_NICK"}
 	logs.Wait(t, both...)
 	if reason := bot.Conn().NotServing(); !strings.Contains(reason, account) || !strings.Contains(reason, nick) ||
