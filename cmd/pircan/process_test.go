@@ -164,21 +164,18 @@ func testSIGTERMFinishesAndQuits(t *testing.T, kind ircnet.Kind) {
 	if err := a.Join(ctx, e.lobby); err != nil {
 		t.Fatal(err)
 	}
-	// 20 requests in one write, then a PING: once its PONG is back, the
-	// server has passed the 20 on to the bot. A request from another
-	// agent after that reaches the bot behind them, so once it is
-	// answered, the bot has read all 20: it has taken them.
+	// 20 requests in one write; once the server has read them (Sync), it
+	// has passed them on to the bot. A request from another agent after
+	// that reaches the bot behind them, so once it is answered, the bot
+	// has read all 20: it has taken them.
 	var burst []string
 	for i := range 20 {
 		burst = append(burst, fmt.Sprintf(`PRIVMSG %s :PIRCAN/1 ECHO {"id":"t%d"}`, e.nick, i))
 	}
-	burst = append(burst, "PING :burst-sent")
 	if err := a.Raw(strings.Join(burst, "\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Expect(ctx, func(m ircmsg.Message) bool {
-		return m.Command == "PONG" && len(m.Params) > 0 && m.Params[len(m.Params)-1] == "burst-sent"
-	}); err != nil {
+	if err := a.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	marker.Send(`PIRCAN/1 ECHO {"id":"after"}`)

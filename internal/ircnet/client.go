@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ergochat/irc-go/ircmsg"
@@ -349,6 +350,22 @@ func (c *Client) Raw(line string) error {
 	_, err := c.conn.Write([]byte(line + "\r\n"))
 	return err
 }
+
+// Sync returns once the server has read every line this client sent
+// before it: a server reads a client's lines in order, so its answer to a
+// PING sent now comes after it took them (and passed on what they said).
+func (c *Client) Sync(ctx context.Context) error {
+	token := fmt.Sprintf("sync-%d", syncTokens.Add(1))
+	if err := c.Raw("PING :" + token); err != nil {
+		return err
+	}
+	_, err := c.Expect(ctx, func(m ircmsg.Message) bool {
+		return m.Command == "PONG" && len(m.Params) > 0 && m.Params[len(m.Params)-1] == token
+	})
+	return err
+}
+
+var syncTokens atomic.Uint64
 
 // Privmsg sends PRIVMSG target :text.
 func (c *Client) Privmsg(target, text string) error { return c.send("PRIVMSG", target, text) }

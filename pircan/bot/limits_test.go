@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ergochat/irc-go/ircmsg"
-
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/pircan"
 )
@@ -178,17 +176,11 @@ func TestPacingIsFair(t *testing.T) {
 		greedy.Send(`PIRCAN/1 ECHO {"text":"filler"}`)
 		greedy.Send(`PIRCAN/1 ECHO {"text":"filler"}`)
 	}
-	// Once the server answers greedy's PING, it has taken all 16 requests
-	// (it reads a client's lines in order), so it relays them to the bot
-	// before other's.
-	must(t, greedy.Raw("PING :queued"))
+	// Once the server has read greedy's 16 requests, it relays them to the
+	// bot before other's.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := greedy.Expect(ctx, func(m ircmsg.Message) bool {
-		return m.Command == "PONG" && len(m.Params) > 0 && m.Params[len(m.Params)-1] == "queued"
-	}); err != nil {
-		t.Fatal(err)
-	}
+	must(t, greedy.Sync(ctx))
 	other.Send(`PIRCAN/1 ECHO {"id":"quick"}`)
 	if r := other.Next(); r.Str("re") != "quick" {
 		t.Fatalf("other: %s", r.Raw)
