@@ -18,8 +18,14 @@ import (
 // client, real HTTP over loopback, the bearer check, Admit, the operation
 // and Postgres (BENCHMARKS.md "MCP face"). noop is the floor: the same
 // path with an operation that does nothing. Each of up to benchClients
-// clients has its own token, agent, session and TCP connection; b.N calls
+// clients has its own token, agent, session and TCP connection; b.N rounds
 // are split between the clients of a sub-benchmark, which call in a loop.
+// One client: a round calls every tool once, in an order that turns each
+// round, so the floor and the tools meet the same machine at the same
+// moments (a neighbour's load, the heap's growth) and the ratios are the
+// rounds'. 50 clients: each tool in a phase of its own, all 50 calling it,
+// the floor first (mixed, each tool's latency would be the queue of all
+// three).
 //
 // Raised for it: Limits.HTTPPerMinute (120 → 2^30, so Admit still counts
 // every call in the database but never refuses) and RegistrationsHour (for
@@ -43,25 +49,15 @@ func BenchmarkMCP(b *testing.B) {
 	}
 	b.Logf("setup: %d agents in the directory, %d clients: %v", benchDirectory, benchClients, time.Since(start))
 
-	calls := []struct {
-		name string
-		args map[string]any
-	}{
-		{"noop", map[string]any{}},
-		{"whoami", map[string]any{}},
+	calls := []*sdk.CallToolParams{
+		{Name: "noop", Arguments: map[string]any{}},
+		{Name: "whoami", Arguments: map[string]any{}},
 		// One in ten of the directory has the capability: 100 matches,
 		// FIND's default page of 5.
-		{"find_agents", map[string]any{"capability": benchCapability}},
+		{Name: "find_agents", Arguments: map[string]any{"capability": benchCapability}},
 	}
-	// The floor runs just before the tools at the same concurrency, so
-	// they stand side by side in one run.
-	for _, n := range []int{1, benchClients} {
-		for _, c := range calls {
-			b.Run(fmt.Sprintf("%s/clients=%d", c.name, n), func(b *testing.B) {
-				benchCalls(b, sessions[:n], &sdk.CallToolParams{Name: c.name, Arguments: c.args})
-			})
-		}
-	}
+	b.Run("clients=1", func(b *testing.B) { benchRounds(b, sessions[:1], calls, true) })
+	b.Run(fmt.Sprintf("clients=%d", benchClients), func(b *testing.B) { benchRounds(b, sessions, calls, false) })
 }
 
 const (
@@ -70,12 +66,15 @@ const (
 	benchCapability = "translation"
 )
 
-// benchCalls has the sessions make b.N calls of p between them, each in a
-// loop of its own, after one untimed call each, and reports the latency's
-// p50/p99 (nearest rank over every call) and the calls per second.
-func benchCalls(b *testing.B, sessions []*sdk.ClientSession, p *sdk.CallToolParams) {
+// benchRounds has the sessions make b.N rounds of calls between them, each
+// in a loop of its own, after one untimed round each: every tool in each
+// round (interleave), or each tool's share of the rounds in a phase of its
+// own. It reports each tool's latency (p50/p99, nearest rank over its
+// calls), each tool's p50 over the first's (the floor), and the calls per
+// second.
+func benchRounds(b *testing.B, sessions []*sdk.ClientSession, calls []*sdk.CallToolParams, interleave bool) {
 	ctx := b.Context()
-	one := func(cs *sdk.ClientSession) error {
+	one := func(cs *sdk.ClientSession, p *sdk.CallToolParams) error {
 		res, err := cs.CallTool(ctx, p)
 		if err != nil {
 			return err
@@ -86,32 +85,55 @@ func benchCalls(b *testing.B, sessions []*sdk.ClientSession, p *sdk.CallToolPara
 		return nil
 	}
 	for _, cs := range sessions {
-		if err := one(cs); err != nil {
-			b.Fatal(err)
+		for _, p := range calls {
+			if err := one(cs, p); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
-	durs := make([][]time.Duration, len(sessions))
+	// durs[client][tool]
+	durs := make([][][]time.Duration, len(sessions))
+	for i := range durs {
+		durs[i] = make([][]time.Duration, len(calls))
+	}
 	errs := make([]error, len(sessions))
-	var wg sync.WaitGroup
+	// run has every client make its share of the rounds, of the tools in
+	// tools (indexes into calls).
+	run := func(tools []int) {
+		var wg sync.WaitGroup
+		for i, cs := range sessions {
+			share := b.N / len(sessions)
+			if i < b.N%len(sessions) {
+				share++
+			}
+			wg.Go(func() {
+				for r := range share {
+					for k := range tools {
+						c := tools[(r+i+k)%len(tools)]
+						s := time.Now()
+						if errs[i] = one(cs, calls[c]); errs[i] != nil {
+							return
+						}
+						durs[i][c] = append(durs[i][c], time.Since(s))
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
 	b.ResetTimer()
 	t0 := time.Now()
-	for i, cs := range sessions {
-		share := b.N / len(sessions)
-		if i < b.N%len(sessions) {
-			share++
-		}
-		durs[i] = make([]time.Duration, 0, share)
-		wg.Go(func() {
-			for range share {
-				s := time.Now()
-				if errs[i] = one(cs); errs[i] != nil {
-					return
-				}
-				durs[i] = append(durs[i], time.Since(s))
-			}
-		})
+	all := make([]int, len(calls))
+	for c := range all {
+		all[c] = c
 	}
-	wg.Wait()
+	if interleave {
+		run(all)
+	} else {
+		for _, c := range all {
+			run([]int{c})
+		}
+	}
 	wall := time.Since(t0)
 	b.StopTimer()
 	for _, err := range errs {
@@ -119,13 +141,28 @@ func benchCalls(b *testing.B, sessions []*sdk.ClientSession, p *sdk.CallToolPara
 			b.Fatal(err)
 		}
 	}
-	all := slices.Sorted(slices.Values(slices.Concat(durs...)))
-	rank := func(q float64) float64 { // nearest rank
-		return float64(all[max(int(q*float64(len(all))+0.999999)-1, 0)]) / 1e6
+	var floor float64
+	total := 0
+	for c, p := range calls {
+		var all []time.Duration
+		for i := range durs {
+			all = append(all, durs[i][c]...)
+		}
+		slices.Sort(all)
+		total += len(all)
+		rank := func(q float64) float64 { // nearest rank
+			return float64(all[max(int(q*float64(len(all))+0.999999)-1, 0)]) / 1e6
+		}
+		p50 := rank(0.50)
+		b.ReportMetric(p50, p.Name+"-p50-ms")
+		b.ReportMetric(rank(0.99), p.Name+"-p99-ms")
+		if c == 0 {
+			floor = p50
+		} else {
+			b.ReportMetric(p50/floor, p.Name+"/"+calls[0].Name+"-p50")
+		}
 	}
-	b.ReportMetric(rank(0.50), "p50-ms")
-	b.ReportMetric(rank(0.99), "p99-ms")
-	b.ReportMetric(float64(len(all))/wall.Seconds(), "req/s")
+	b.ReportMetric(float64(total)/wall.Seconds(), "calls/s")
 }
 
 // seedDirectory registers n agents through the core, four at a time;
