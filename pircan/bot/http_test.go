@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -371,5 +372,27 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 		if code, _ := get(t, bot.MetricsURL+path); code != http.StatusNotFound {
 			t.Errorf("metrics listener %s: %d, want 404", path, code)
 		}
+	}
+}
+
+// FIND's totals for a text are counted by way on /metrics: over a small
+// directory, by the first look alone (store/find.go).
+func TestFindCountMetrics(t *testing.T) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{HTTPAddr: "127.0.0.1:0"})
+	a := bot.Agents(t, "findmetric", 1)[0]
+	a.Hello("")
+	if _, end := a.AskList(`PIRCAN/1 FIND {"q":"findmetric"}`); end.Int("total") != 1 {
+		t.Fatalf("FIND-END: %s", end.Raw)
+	}
+	if _, end := a.AskList(`PIRCAN/1 FIND {"capability":"none-such"}`); end.Int("total") != 0 {
+		t.Fatalf("FIND-END by capability: %s", end.Raw) // not a text: not counted there
+	}
+	got := map[string]float64{}
+	for _, m := range family(t, scrape(t, bot), "pircan_find_text_counts_total", dto.MetricType_COUNTER).GetMetric() {
+		got[label(m, "way")] = m.GetCounter().GetValue()
+	}
+	if want := map[string]float64{"sample": 1, "walk": 0, "index": 0}; !maps.Equal(got, want) {
+		t.Fatalf("pircan_find_text_counts_total: %v, want %v", got, want)
 	}
 }
