@@ -13,7 +13,29 @@ const (
 	FacePortal Face = "portal"
 	FaceMCP    Face = "mcp"
 	FaceA2A    Face = "a2a"
+	FaceCLI    Face = "cli"
 )
+
+// CallerKind says who calls: an agent (through IRC, MCP or A2A), a human
+// owner (a portal session) or an operator (the CLI). Faces set it once when
+// they make the Caller; operations decide by it, never by the face.
+type CallerKind uint8
+
+const (
+	KindAgent    CallerKind = iota // an agent's account: IRC, MCP, A2A
+	KindOwner                      // a human owner's account, signed into the portal
+	KindOperator                   // an operator on the CLI, named by $USER
+)
+
+func (k CallerKind) String() string {
+	switch k {
+	case KindOwner:
+		return "owner"
+	case KindOperator:
+		return "operator"
+	}
+	return "agent"
+}
 
 // Sizes are the limits that differ per face (spec §4): an IRC agent writes
 // a message of 200 characters, an MCP or A2A one of 60,000 bytes.
@@ -34,13 +56,25 @@ var (
 // agent registered for it, the face and its sizes. Nick is set by the IRC
 // face alone; Session by the portal, for the audit log.
 type Caller struct {
-	Account string
+	Kind    CallerKind
+	Account string // empty for an operator
 	Agent   *Agent // nil: the account has no agent (or there is no account)
 	Face    Face
 	Nick    string
 	Session string
-	Sizes   Sizes
+	// Operator names the operator on the CLI (KindOperator only), as the
+	// audit log shows it.
+	Operator string
+	Sizes    Sizes
 }
+
+// OperatorCaller is the CLI's caller: the operator named by $USER.
+func OperatorCaller(name string) Caller {
+	return Caller{Kind: KindOperator, Operator: name, Face: FaceCLI, Sizes: FullSizes}
+}
+
+// Human reports whether a human calls (an owner in the portal, an operator).
+func (c Caller) Human() bool { return c.Kind == KindOwner || c.Kind == KindOperator }
 
 // Identified reports whether the caller has an account.
 func (c Caller) Identified() bool { return c.Account != "" }

@@ -8,7 +8,7 @@ import "context"
 
 // OwnerCaller is the portal's caller for a signed-in session.
 func OwnerCaller(s PortalSession) Caller {
-	return Caller{Account: s.Account, Face: FacePortal, Session: s.ID, Sizes: FullSizes}
+	return Caller{Kind: KindOwner, Account: s.Account, Face: FacePortal, Session: s.ID, Sizes: FullSizes}
 }
 
 // ownerErrors are the words of refused owner actions.
