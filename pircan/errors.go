@@ -40,6 +40,16 @@ type Error struct {
 	RetryAfter time.Duration
 }
 
+// RetryAfterSeconds is a refusal's wait in whole seconds as every face
+// shows it (IRC's and MCP's retry_after, A2A's data, the portal's
+// Retry-After): rounded up, so never 0 for a wait; 0 only when there is none.
+func (e *Error) RetryAfterSeconds() int {
+	if e.RetryAfter <= 0 {
+		return 0
+	}
+	return int((e.RetryAfter + time.Second - 1) / time.Second)
+}
+
 func (e *Error) Error() string {
 	if e.Field != "" {
 		return fmt.Sprintf("%s (%s): %s", e.Code, e.Field, e.Message)

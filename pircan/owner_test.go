@@ -1,7 +1,6 @@
 package pircan_test
 
 import (
-	"crypto/sha256"
 	"strings"
 	"testing"
 
@@ -9,15 +8,14 @@ import (
 )
 
 // signIn starts a portal sign-in as a browser would and returns the
-// session waiting with its code, and the cookie secret's hash.
-func signIn(t *testing.T, svc *pircan.Service, ua string) (pircan.PortalSession, []byte) {
+// session waiting with its code, and the browser's cookie secret.
+func signIn(t *testing.T, svc *pircan.Service, ua string) (pircan.PortalSession, string) {
 	t.Helper()
-	secret := sha256.Sum256([]byte(unique("secret")))
-	s, err := svc.StartSignIn(t.Context(), pircan.NewSignIn{SecretSHA256: secret[:], CSRFToken: unique("csrf"), Address: unique("addr"), UserAgent: ua})
-	if err != nil || !s.Waiting || s.Code == "" {
-		t.Fatalf("start sign-in: %+v %v", s, err)
+	st, err := svc.StartSignIn(t.Context(), pircan.OwnerCaller(pircan.PortalSession{}), pircan.SignInArgs{Address: unique("addr"), UserAgent: ua})
+	if s := st.Session; err != nil || !s.Waiting || s.Code == "" || len(st.Secret) != 43 || len(s.CSRFToken) != 43 {
+		t.Fatalf("start sign-in: %+v %v", st, err)
 	}
-	return s, secret[:]
+	return st.Session, st.Secret
 }
 
 func TestLoginLogout(t *testing.T) {

@@ -1,6 +1,14 @@
 package pircan
 
-import "context"
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Owner operations: what a signed-in owner does in the portal. The caller
 // is the owner's account with its portal Session; an agent is named by id
@@ -20,17 +28,68 @@ var ownerErrors = map[error]*Error{
 	ErrInvalidGrant:  errInvalidGrant,
 }
 
-// StartSignIn opens a waiting portal session for a browser; over
-// SignInStartsHour starts from its address it is ErrRateLimited, with the
-// session's RetryAt saying when to try again.
-func (s *Service) StartSignIn(ctx context.Context, in NewSignIn) (PortalSession, error) {
-	return s.store.StartSignIn(ctx, in, s.cfg.Limits.SignInStartsHour)
+// SignInArgs is a browser starting a sign-in, as the portal sees it.
+type SignInArgs struct {
+	Address   string
+	UserAgent string // as the browser sent it; cut to maxUserAgent bytes here
 }
 
-// PortalSession is the browser session whose cookie secret hashes to
-// secretSHA256, or ErrNotFound.
-func (s *Service) PortalSession(ctx context.Context, secretSHA256 []byte) (PortalSession, error) {
-	return s.store.PortalSession(ctx, secretSHA256)
+// SignInStarted is a started sign-in: the waiting session, and the secret
+// its browser keeps in its cookie (only its SHA-256 is stored, so the
+// secret exists only here).
+type SignInStarted struct {
+	Session PortalSession
+	Secret  string
+}
+
+// maxUserAgent bounds the User-Agent a session keeps (the sessions page
+// and LOGIN's reply show it).
+const maxUserAgent = 300
+
+// StartSignIn opens a waiting portal session for a browser, with a fresh
+// cookie secret and CSRF token; over SignInStartsHour unused starts from
+// its address in the hour it is rate_limited, saying when to try again.
+// The caller is the portal's before sign-in (no account).
+func (s *Service) StartSignIn(ctx context.Context, c Caller, a SignInArgs) (SignInStarted, error) {
+	secret, raw := newSecret()
+	sum := sha256.Sum256(raw)
+	ua := a.UserAgent
+	if len(ua) > maxUserAgent {
+		ua = ua[:maxUserAgent]
+	}
+	lim := s.cfg.Limits.SignInStartsHour
+	ps, err := s.store.StartSignIn(ctx, NewSignIn{SecretSHA256: sum[:], CSRFToken: NewSecret(), Address: a.Address,
+		UserAgent: strings.ToValidUTF8(ua, "")}, lim)
+	if errors.Is(err, ErrRateLimited) {
+		wait := ps.RetryAt.Sub(s.cfg.Now())
+		mins := max(1, int((wait+time.Minute-1)/time.Minute))
+		return SignInStarted{}, &Error{Code: CodeRateLimited, RetryAfter: max(wait, time.Second), Message: fmt.Sprintf(
+			"This address asked for %d sign-in codes in the last hour that were not used. Try again after %s (in about %d minute%s). Codes that were used to sign in do not count.",
+			lim, ps.RetryAt.UTC().Format("15:04 UTC"), mins, plural(mins))}
+	}
+	if err != nil {
+		return SignInStarted{}, err
+	}
+	return SignInStarted{Session: ps, Secret: secret}, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// PortalSession is the browser session a cookie's secret names, or
+// ErrNotFound. It is the portal's own lookup of who calls, so it takes the
+// secret, not a Caller.
+func (s *Service) PortalSession(ctx context.Context, secret string) (PortalSession, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(secret)
+	if err != nil || len(raw) != secretBytes {
+		return PortalSession{}, ErrNotFound
+	}
+	sum := sha256.Sum256(raw)
+	return s.store.PortalSession(ctx, sum[:])
 }
 
 // OwnerView is what a signed-in account owns and what waits for it.

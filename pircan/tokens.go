@@ -77,9 +77,7 @@ func (s *Service) IssueToken(ctx context.Context, account, label string, ttl tim
 	if ttl < 0 {
 		return IssuedToken{}, FieldError(CodeInvalidArgument, "expires", "A token's lifetime is positive.")
 	}
-	var raw [32]byte
-	_, _ = rand.Read(raw[:])
-	secret := TokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	secret := TokenPrefix + NewSecret()
 	sum := sha256.Sum256([]byte(secret))
 	nt := NewToken{Account: account, Label: label, SecretSHA256: sum[:]}
 	if ttl > 0 {
@@ -107,6 +105,23 @@ func (s *Service) RevokeToken(ctx context.Context, id string) (Token, error) {
 		return Token{}, FieldError(CodeNotFound, "token_id", "No token %s.", id)
 	}
 	return t, err
+}
+
+// secretBytes is the randomness of every secret the core mints (tokens,
+// portal cookies, CSRF tokens): 256 bits.
+const secretBytes = 32
+
+// NewSecret returns a fresh random secret, base64url without padding (43
+// characters): the core mints every credential, faces only carry them.
+func NewSecret() string {
+	s, _ := newSecret()
+	return s
+}
+
+func newSecret() (string, []byte) {
+	raw := make([]byte, secretBytes)
+	_, _ = rand.Read(raw) // crypto/rand does not fail on supported platforms
+	return base64.RawURLEncoding.EncodeToString(raw), raw
 }
 
 // ErrUnauthorized: a missing, unknown, expired or revoked token. Faces

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/creatimus/pircan/pircan"
 )
@@ -106,8 +105,7 @@ func refusalOf(e *pircan.Error) *rpcError {
 		out.Data = append(out.Data, detail{"@type": "type.googleapis.com/google.rpc.BadRequest",
 			"fieldViolations": []map[string]string{{"field": e.Field, "description": e.Message}}})
 	}
-	if e.RetryAfter > 0 {
-		secs := int((e.RetryAfter + time.Second - 1) / time.Second) // whole seconds, rounded up
+	if secs := e.RetryAfterSeconds(); secs > 0 {
 		meta["retry_after"] = strconv.Itoa(secs)
 		out.Data = append(out.Data, detail{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": strconv.Itoa(secs) + "s"})
 	}

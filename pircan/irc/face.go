@@ -195,9 +195,8 @@ func errorReply(verbName string, e *pircan.Error) Reply {
 		f = append(f, Field{"field", Text(e.Field)})
 	}
 	f = append(f, Field{"message", Text(e.Message)})
-	if e.RetryAfter > 0 {
-		// Whole seconds, rounded up past the wait.
-		f = append(f, Field{"retry_after", int(e.RetryAfter.Seconds()) + 1})
+	if secs := e.RetryAfterSeconds(); secs > 0 {
+		f = append(f, Field{"retry_after", secs})
 	}
 	if e.Ref != "" {
 		f = append(f, Field{"ref", e.Ref})

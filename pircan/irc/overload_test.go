@@ -24,7 +24,7 @@ func TestOverloadedReply(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := `PIRCAN/1 ERROR {"verb":"` + c.verb + `","code":"rate_limited","message":"Too many requests; PIRCAN will not answer until the window passes.","retry_after":6`
+		want := `PIRCAN/1 ERROR {"verb":"` + c.verb + `","code":"rate_limited","message":"Too many requests; PIRCAN will not answer until the window passes.","retry_after":5`
 		if c.re != "" {
 			want += `,"re":"` + c.re + `"`
 		}

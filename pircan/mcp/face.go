@@ -224,9 +224,7 @@ func refusal(e *pircan.Error) *sdk.CallToolResult {
 
 func refusalOf(e *pircan.Error) Refusal {
 	r := Refusal{Code: e.Code, Message: e.Message, Field: e.Field, Ref: e.Ref}
-	if e.RetryAfter > 0 {
-		r.RetryAfter = int((e.RetryAfter + time.Second - 1) / time.Second) // whole seconds, rounded up
-	}
+	r.RetryAfter = e.RetryAfterSeconds()
 	return r
 }
 

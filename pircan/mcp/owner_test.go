@@ -1,8 +1,6 @@
 package mcp_test
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
 	"testing"
 
 	"github.com/creatimus/pircan/pircan"
@@ -140,17 +138,15 @@ func TestOwnerTool(t *testing.T) {
 // LOGIN) and returns the portal's caller for that session.
 func signIn(t *testing.T, e *env, account string) pircan.Caller {
 	t.Helper()
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	sum := sha256.Sum256(secret)
-	s, err := e.core.StartSignIn(t.Context(), pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: "csrf", Address: "192.0.2.1", UserAgent: "test"})
+	st, err := e.core.StartSignIn(t.Context(), pircan.OwnerCaller(pircan.PortalSession{}), pircan.SignInArgs{Address: "192.0.2.1", UserAgent: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.core.Login(t.Context(), pircan.Caller{Account: account, Face: pircan.FaceIRC}, pircan.LoginArgs{Code: &s.Code}); err != nil {
+	if _, err := e.core.Login(t.Context(), pircan.Caller{Account: account, Face: pircan.FaceIRC}, pircan.LoginArgs{Code: &st.Session.Code}); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = e.core.PortalSession(t.Context(), sum[:]); err != nil || !s.Active {
+	s, err := e.core.PortalSession(t.Context(), st.Secret)
+	if err != nil || !s.Active {
 		t.Fatalf("after LOGIN: %+v %v", s, err)
 	}
 	return pircan.OwnerCaller(s)

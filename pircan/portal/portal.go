@@ -1,24 +1,24 @@
 // Package portal is the owner web portal (/owner): server-rendered HTML,
 // no JavaScript. An owner signs in with a code the page shows and a LOGIN
 // sent over IRC while identified (spec §3 LOGIN); the browser holds a
-// random secret in an HttpOnly, SameSite=Strict cookie, and the database
-// only its SHA-256. Signed in, the owner manages every agent bound to the
-// account: policy, owner-decides requests, agreements, portal sessions.
-// Every form carries a CSRF token bound to the session.
+// secret the core minted in an HttpOnly, SameSite=Strict cookie, and the
+// database only its SHA-256. Signed in, the owner manages every agent
+// bound to the account: policy, owner-decides requests, agreements, portal
+// sessions. Forms are refused from other origins (http.CrossOriginProtection)
+// and each carries a CSRF token bound to the session as well.
+//
+// One file per page: signin.go (start, code, signed out), agents.go (the
+// agents page and its actions), sessions.go (sessions, sign-out); forms.go
+// holds what every form shares.
 package portal
 
 import (
 	"bytes"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
-	"encoding/base64"
 	"errors"
 	"html/template"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -43,9 +43,10 @@ type Config struct {
 // Handler serves /owner and everything under it: it decodes forms, calls
 // the core's owner operations and renders their results as pages.
 type Handler struct {
-	core *pircan.Service
-	cfg  Config
-	mux  *http.ServeMux
+	core    *pircan.Service
+	cfg     Config
+	mux     *http.ServeMux
+	guarded http.Handler // mux behind the cross-origin check
 }
 
 //go:embed templates/*.html
@@ -94,6 +95,13 @@ func New(core *pircan.Service, cfg Config) *Handler {
 	h.mux.HandleFunc("/owner/", func(w http.ResponseWriter, r *http.Request) {
 		h.message(w, http.StatusNotFound, "Not found", "There is no such page in the owner portal.", "/owner", "Go to the owner portal")
 	})
+	// A browser says where a form comes from (Sec-Fetch-Site, Origin): a
+	// form posted from another site is refused before any handler reads it.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.message(w, http.StatusForbidden, "Forbidden", "This form was sent from another site. Open the owner portal itself and try again.", "/owner", "Back to the owner portal")
+	}))
+	h.guarded = cop.Handler(h.mux)
 	return h
 }
 
@@ -104,7 +112,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
-	h.mux.ServeHTTP(w, r)
+	h.guarded.ServeHTTP(w, r)
 }
 
 // page is what every template gets.
@@ -149,23 +157,17 @@ func (h *Handler) internal(w http.ResponseWriter, err error) {
 	_, _ = buf.WriteTo(w)
 }
 
-// current returns the session the request's cookie names; hasCookie says
-// whether there was a cookie at all.
-func (h *Handler) current(r *http.Request) (s pircan.PortalSession, hasCookie bool, err error) {
+// current returns the session the request's cookie names (zero if none).
+func (h *Handler) current(r *http.Request) (pircan.PortalSession, error) {
 	c, err := r.Cookie(CookieName)
 	if err != nil || c.Value == "" {
-		return s, false, nil
+		return pircan.PortalSession{}, nil
 	}
-	secret, err := base64.RawURLEncoding.DecodeString(c.Value)
-	if err != nil || len(secret) != 32 {
-		return s, true, nil
-	}
-	sum := sha256.Sum256(secret)
-	s, err = h.core.PortalSession(r.Context(), sum[:])
+	s, err := h.core.PortalSession(r.Context(), c.Value)
 	if errors.Is(err, pircan.ErrNotFound) {
-		return s, true, nil
+		return pircan.PortalSession{}, nil
 	}
-	return s, true, err
+	return s, err
 }
 
 func address(r *http.Request) string {
@@ -176,404 +178,6 @@ func address(r *http.Request) string {
 	return host
 }
 
-// index shows the signed-in portal, the waiting sign-in (the same code on
-// every reload: the page refreshes to notice the LOGIN), or the start page.
-// A GET never starts a sign-in: only the start form's POST does.
-func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
-	s, _, err := h.current(r)
-	if err != nil {
-		h.internal(w, err)
-		return
-	}
-	switch {
-	case s.Active:
-		h.agents(w, r, s)
-	case s.Waiting:
-		h.signIn(w, s)
-	case s.ID != "" && s.Account != "":
-		h.start(w, r, "Your session has ended", "You were signed out (or 12 hours passed). Sign in again with a new code.")
-	case s.ID != "":
-		h.start(w, r, "This code has expired", "Codes work for 10 minutes. Get a new code to sign in.")
-	default:
-		h.start(w, r, "Sign in to the owner portal", "Owners sign in with their IRC account: this page gives you a code to send to "+h.cfg.BotNick+" while identified with NickServ.")
-	}
-}
-
-type startData struct {
-	Heading, Text, CSRF string
-}
-
-// start renders the start page, whose form asks for a code. Its CSRF
-// token is double-submitted: in the form and in a cookie of its own.
-func (h *Handler) start(w http.ResponseWriter, r *http.Request, heading, text string) {
-	token := ""
-	if c, err := r.Cookie(StartCookie); err == nil && len(c.Value) == 43 {
-		token = c.Value
-	} else {
-		b := make([]byte, 32)
-		_, _ = rand.Read(b)
-		token = base64.RawURLEncoding.EncodeToString(b)
-		http.SetCookie(w, &http.Cookie{Name: StartCookie, Value: token, Path: "/owner", HttpOnly: true,
-			SameSite: http.SameSiteStrictMode, Secure: secure(r)})
-	}
-	h.render(w, http.StatusOK, "start", page{Title: "Sign in", Data: startData{heading, text, token}})
-}
-
 func secure(r *http.Request) bool {
 	return r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https"
-}
-
-// startSignIn is the start form's POST: a new code for this browser, unless
-// it already has one that is still valid (a second click is no new start).
-func (h *Handler) startSignIn(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
-	if err := r.ParseForm(); err != nil {
-		h.message(w, http.StatusBadRequest, "Bad request", "The form could not be read.", "/owner", "Back to the owner portal")
-		return
-	}
-	c, err := r.Cookie(StartCookie)
-	token := r.PostForm.Get("csrf")
-	if err != nil || token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(c.Value)) != 1 ||
-		r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		h.message(w, http.StatusForbidden, "Forbidden", "The form's security token is missing or wrong. Reload the page and try again.", "/owner", "Back to the owner portal")
-		return
-	}
-	s, _, err := h.current(r)
-	if err != nil {
-		h.internal(w, err)
-		return
-	}
-	if s.Waiting || s.Active {
-		http.Redirect(w, r, "/owner", http.StatusSeeOther)
-		return
-	}
-	secret := make([]byte, 32)
-	csrf := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	_, _ = rand.Read(csrf)
-	sum := sha256.Sum256(secret)
-	ua := r.UserAgent()
-	if len(ua) > 300 {
-		ua = ua[:300]
-	}
-	s, err = h.core.StartSignIn(r.Context(), pircan.NewSignIn{SecretSHA256: sum[:], CSRFToken: base64.RawURLEncoding.EncodeToString(csrf),
-		Address: address(r), UserAgent: strings.ToValidUTF8(ua, "")})
-	if errors.Is(err, pircan.ErrRateLimited) {
-		h.tooMany(w, s.RetryAt)
-		return
-	}
-	if err != nil {
-		h.internal(w, err)
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: base64.RawURLEncoding.EncodeToString(secret), Path: "/owner",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r),
-		MaxAge: int(pircan.SessionLifetime / time.Second)})
-	http.Redirect(w, r, "/owner", http.StatusSeeOther)
-}
-
-// tooMany is the 429 page: it says when to retry, and so does Retry-After.
-func (h *Handler) tooMany(w http.ResponseWriter, at time.Time) {
-	secs := int(time.Until(at).Seconds()) + 1
-	if secs < 1 {
-		secs = 1
-	}
-	mins := (secs + 59) / 60
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	h.message(w, http.StatusTooManyRequests, "Too many sign-in codes",
-		"This address asked for "+strconv.Itoa(h.core.Limits().SignInStartsHour)+" sign-in codes in the last hour that were not used. "+
-			"Try again after "+at.UTC().Format("15:04 UTC")+" (in about "+strconv.Itoa(mins)+" minute"+plural(mins)+"). "+
-			"Codes that were used to sign in do not count.", "/owner", "Back to the owner portal")
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-type signInData struct {
-	Code, BotNick, Command string
-	ValidUntil             time.Time
-}
-
-func (h *Handler) signIn(w http.ResponseWriter, s pircan.PortalSession) {
-	h.render(w, http.StatusOK, "signin", page{Title: "Sign in", Refresh: 3, Data: signInData{
-		Code: s.Code, BotNick: h.cfg.BotNick, ValidUntil: s.CreatedAt.Add(pircan.CodeLifetime),
-		Command: "/msg " + h.cfg.BotNick + ` PIRCAN/1 LOGIN {"code":"` + s.Code + `"}`,
-	}})
-}
-
-func (h *Handler) signedOut(w http.ResponseWriter, r *http.Request) {
-	h.message(w, http.StatusOK, "Signed out", "This browser is signed out of the owner portal.", "/owner", "Sign in again")
-}
-
-// signedIn wraps a GET page that needs an active session.
-func (h *Handler) signedIn(fn func(http.ResponseWriter, *http.Request, pircan.PortalSession)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		s, _, err := h.current(r)
-		if err != nil {
-			h.internal(w, err)
-			return
-		}
-		if !s.Active {
-			http.Redirect(w, r, "/owner", http.StatusSeeOther)
-			return
-		}
-		fn(w, r, s)
-	}
-}
-
-// action wraps a form POST: an active session and its CSRF token, or 403.
-func (h *Handler) action(fn func(http.ResponseWriter, *http.Request, pircan.PortalSession) (string, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-		if err := r.ParseForm(); err != nil {
-			h.message(w, http.StatusBadRequest, "Bad request", "The form could not be read.", "/owner", "Back to the owner portal")
-			return
-		}
-		s, _, err := h.current(r)
-		if err != nil {
-			h.internal(w, err)
-			return
-		}
-		if !s.Active {
-			h.message(w, http.StatusForbidden, "Not signed in", "This browser is not signed in (or its session ended).", "/owner", "Sign in")
-			return
-		}
-		token := r.PostForm.Get("csrf")
-		if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(s.CSRFToken)) != 1 {
-			h.message(w, http.StatusForbidden, "Forbidden", "The form's security token is missing or wrong. Reload the page and try again.", "/owner", "Back to the owner portal")
-			return
-		}
-		if err := h.core.Admit(r.Context(), pircan.OwnerCaller(s)); err != nil {
-			h.actionError(w, err)
-			return
-		}
-		next, err := fn(w, r, s)
-		if err != nil {
-			h.actionError(w, err)
-			return
-		}
-		if next != "" {
-			http.Redirect(w, r, next, http.StatusSeeOther)
-		}
-	}
-}
-
-// formError is a form the portal itself cannot read (400).
-type formError string
-
-func (e formError) Error() string { return string(e) }
-
-// refusals are the page heading and HTTP status of each code an owner
-// operation refuses with; the text is the operation's own message.
-var refusals = map[pircan.Code]struct {
-	status  int
-	heading string
-}{
-	pircan.CodeNotAuthorized:   {http.StatusForbidden, "Read-only"},
-	pircan.CodeNotFound:        {http.StatusNotFound, "Not found"},
-	pircan.CodeNotPending:      {http.StatusConflict, "Already decided"},
-	pircan.CodeNotActive:       {http.StatusConflict, "Already ended"},
-	pircan.CodeInvalidArgument: {http.StatusBadRequest, "Not done"},
-	pircan.CodeInvalidScope:    {http.StatusBadRequest, "Not done"},
-	pircan.CodeRateLimited:     {http.StatusTooManyRequests, "Too many requests"},
-}
-
-func (h *Handler) actionError(w http.ResponseWriter, err error) {
-	var fe formError
-	if errors.As(err, &fe) {
-		h.message(w, http.StatusBadRequest, "Not done", string(fe), "/owner", "Back to the owner portal")
-		return
-	}
-	perr := pircan.AsError(err)
-	ref, ok := refusals[perr.Code]
-	if !ok {
-		h.internal(w, err)
-		return
-	}
-	if perr.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(perr.RetryAfter.Seconds())+1))
-	}
-	h.message(w, ref.status, ref.heading, perr.Message, "/owner", "Back to the owner portal")
-}
-
-// flashes are the confirmations a redirect may name (?done=…).
-var flashes = map[string]string{
-	"policy":    "Policy saved.",
-	"accepted":  "Request accepted: the agreement is active.",
-	"declined":  "Request declined.",
-	"revoked":   "Agreement revoked.",
-	"ended":     "Session ended.",
-	"confirmed": "You are now this agent's owner.",
-	"refused":   "You declined to be this agent's owner.",
-	"released":  "You released the agent: it acts as its own owner again.",
-}
-
-type agentsData struct {
-	pircan.OwnerView
-	Policies []policyChoice
-	Account  string
-}
-
-type policyChoice struct{ Value, Text string }
-
-// policyTexts explain each policy (pircan.Policies) to an owner.
-var policyTexts = map[string]string{
-	pircan.PolicyAgentDecides: "the agent accepts or declines itself",
-	pircan.PolicyOwnerDecides: "you decide here; the agent cannot change this",
-	pircan.PolicyAutoAccept:   "message-only requests are accepted at once",
-	pircan.PolicyDeny:         "every request is declined at once",
-}
-
-var policyChoices = func() []policyChoice {
-	out := make([]policyChoice, len(pircan.Policies))
-	for i, p := range pircan.Policies {
-		out[i] = policyChoice{p, p + ": " + policyTexts[p]}
-	}
-	return out
-}()
-
-func (h *Handler) agents(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) {
-	view, err := h.core.Owned(r.Context(), pircan.OwnerCaller(s))
-	if err != nil {
-		h.internal(w, err)
-		return
-	}
-	h.render(w, http.StatusOK, "agents", page{Title: "Your agents", Account: s.Account, Owner: view.Owner, CSRF: s.CSRFToken,
-		Nav: "agents", Flash: flashes[r.URL.Query().Get("done")], Data: agentsData{OwnerView: view, Policies: policyChoices, Account: s.Account}})
-}
-
-type sessionsData struct {
-	Current  string
-	Sessions []pircan.SessionItem
-}
-
-func (h *Handler) sessions(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) {
-	c := pircan.OwnerCaller(s)
-	owner, err := h.core.AccountOwner(r.Context(), c)
-	if err != nil {
-		h.internal(w, err)
-		return
-	}
-	list, err := h.core.Sessions(r.Context(), c)
-	if err != nil {
-		h.internal(w, err)
-		return
-	}
-	h.render(w, http.StatusOK, "sessions", page{Title: "Portal sessions", Account: s.Account, Owner: owner, CSRF: s.CSRFToken,
-		Nav: "sessions", Flash: flashes[r.URL.Query().Get("done")], Data: sessionsData{Current: s.ID, Sessions: list}})
-}
-
-// form is a form field, nil when absent (as the operations' arguments take it).
-func form(r *http.Request, field string) *string {
-	if _, ok := r.PostForm[field]; !ok {
-		return nil
-	}
-	v := r.PostForm.Get(field)
-	return &v
-}
-
-func (h *Handler) setPolicy(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	err := h.core.OwnerSetPolicy(r.Context(), pircan.OwnerCaller(s), r.PostForm.Get("agent_id"), pircan.PolicyArgs{Policy: form(r, "policy")})
-	return "/owner?done=policy", err
-}
-
-func (h *Handler) decide(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	c, agentID, requestID := pircan.OwnerCaller(s), r.PostForm.Get("agent_id"), form(r, "request_id")
-	switch r.PostForm.Get("decision") {
-	case "accept":
-		// The form lists the requested scopes as checkboxes: none checked
-		// grants none (refused), never "as requested".
-		a := pircan.DecideArgs{RequestID: requestID, Scopes: &[]string{}}
-		*a.Scopes = append(*a.Scopes, r.PostForm["scopes"]...)
-		if v := r.PostForm.Get("ttl_days"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return "", formError("The duration is a whole number of days.")
-			}
-			a.TTLDays = &n
-		}
-		_, err := h.core.OwnerAccept(r.Context(), c, agentID, a)
-		return "/owner?done=accepted", err
-	case "decline":
-		_, err := h.core.OwnerDecline(r.Context(), c, agentID, pircan.RequestArgs{RequestID: requestID})
-		return "/owner?done=declined", err
-	}
-	return "", formError("Accept or decline.")
-}
-
-func (h *Handler) revoke(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	agentID, agreementID := r.PostForm.Get("agent_id"), r.PostForm.Get("agreement_id")
-	if r.PostForm.Get("confirm") != "yes" {
-		if err := pircan.CheckID("agent_id", agentID); err != nil {
-			return "", err
-		}
-		if err := pircan.CheckID("agreement_id", agreementID); err != nil {
-			return "", err
-		}
-		h.confirm(w, s, confirmData{Heading: "Revoke this agreement?",
-			Text:   "The agreement " + agreementID + " ends for both parties at once; the other agent is told. This cannot be undone: a new agreement needs a new request.",
-			Action: "/owner/revoke", Button: "Revoke", ID: "confirm-revoke",
-			Fields: map[string]string{"agent_id": agentID, "agreement_id": agreementID}})
-		return "", nil
-	}
-	return "/owner?done=revoked", h.core.OwnerRevoke(r.Context(), pircan.OwnerCaller(s), agentID, pircan.RevokeArgs{AgreementID: &agreementID})
-}
-
-type confirmData struct {
-	Heading, Text, Action, Button, ID string
-	Fields                            map[string]string
-}
-
-// confirm is the second step of an action that cannot be undone: the same
-// form again, with confirm=yes.
-func (h *Handler) confirm(w http.ResponseWriter, s pircan.PortalSession, d confirmData) {
-	h.render(w, http.StatusOK, "confirm", page{Title: d.Heading, Account: s.Account, CSRF: s.CSRFToken, Nav: "agents", Data: d})
-}
-
-func (h *Handler) decideBinding(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	c, agentID := pircan.OwnerCaller(s), r.PostForm.Get("agent_id")
-	switch r.PostForm.Get("decision") {
-	case "confirm":
-		return "/owner?done=confirmed", h.core.DecideBinding(r.Context(), c, agentID, true)
-	case "decline":
-		return "/owner?done=refused", h.core.DecideBinding(r.Context(), c, agentID, false)
-	}
-	return "", formError("Confirm or decline.")
-}
-
-func (h *Handler) release(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	agentID := r.PostForm.Get("agent_id")
-	if r.PostForm.Get("confirm") != "yes" {
-		if err := pircan.CheckID("agent_id", agentID); err != nil {
-			return "", err
-		}
-		h.confirm(w, s, confirmData{Heading: "Release this agent?",
-			Text:   "You stop being the owner of agent " + agentID + ". Its own account acts as its owner again and can change a locked policy.",
-			Action: "/owner/release", Button: "Release", ID: "confirm-release", Fields: map[string]string{"agent_id": agentID}})
-		return "", nil
-	}
-	return "/owner?done=released", h.core.ReleaseAgent(r.Context(), pircan.OwnerCaller(s), agentID)
-}
-
-func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	id := r.PostForm.Get("session_id")
-	if err := h.core.EndSession(r.Context(), pircan.OwnerCaller(s), id); err != nil {
-		return "", err
-	}
-	if id == s.ID {
-		return "/owner/signed-out", nil
-	}
-	return "/owner/sessions?done=ended", nil
-}
-
-func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	if err := h.core.EndSession(r.Context(), pircan.OwnerCaller(s), s.ID); err != nil {
-		return "", err
-	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/owner", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	return "/owner/signed-out", nil
 }
