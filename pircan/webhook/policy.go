@@ -29,13 +29,13 @@ type Policy struct {
 
 var _ pircan.URLPolicy = (*Policy)(nil)
 
-// refusedPrefixes are the spaces a webhook may not reach besides what
+// refusedPrefixes are the IPv4 spaces a webhook may not reach besides what
 // netip.Addr classifies itself (loopback, private, link-local, multicast,
-// unspecified): the rest of IANA's special-purpose registries that is not
+// unspecified), and the special-purpose blocks inside IPv6's global unicast
+// 2000::/3: the rest of IANA's special-purpose registries that is not
 // global unicast ("this network", carrier-grade NAT, protocol assignments,
-// documentation, benchmarking, reserved, discard, local-use NAT64, Teredo
-// and its neighbours, deprecated site-local), which are as internal as
-// RFC 1918 or route nowhere.
+// documentation, benchmarking, reserved, Teredo and its neighbours), which
+// are as internal as RFC 1918 or route nowhere.
 var refusedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
@@ -45,38 +45,52 @@ var refusedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"),
 	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("240.0.0.0/4"), // and 255.255.255.255
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("100::/64"),
 	netip.MustParsePrefix("2001::/23"),
 	netip.MustParsePrefix("2001:db8::/32"),
-	netip.MustParsePrefix("fec0::/10"),
+	netip.MustParsePrefix("3fff::/20"), // documentation (RFC 9637)
 }
 
+// globalUnicast is the only IPv6 space a webhook may reach (RFC 4291's
+// global unicast, what IANA allocates to registries): everything outside
+// it is special (loopback, IPv4-compatible ::a.b.c.d, SIIT ::ffff:0:a.b.c.d,
+// unique local, link-local, site-local, multicast, discard, local-use
+// NAT64) or unallocated, and several of those forms carry an IPv4 address
+// a host or gateway would reach on the webhook's behalf.
+var globalUnicast = netip.MustParsePrefix("2000::/3")
+
 // IPv6 prefixes that carry an IPv4 address a gateway would reach on the
-// webhook's behalf: NAT64's well-known prefix (the last 32 bits, RFC 6052)
-// and 6to4 (bits 16–47, RFC 3056). Such an address is public only if the
-// IPv4 address in it is.
+// webhook's behalf: NAT64's well-known prefix (the last 32 bits, RFC 6052;
+// outside 2000::/3, yet routed by a network with a NAT64 gateway) and 6to4
+// (bits 16–47, RFC 3056). Such an address is public only if the IPv4
+// address in it is.
 var (
 	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
 	sixToFour   = netip.MustParsePrefix("2002::/16")
 )
 
-// publicAddr reports whether a webhook may connect to a.
+// publicAddr reports whether a webhook may connect to a: an IPv4 address
+// (or one mapped into IPv6, ::ffff:a.b.c.d) outside the internal and
+// special spaces; an IPv6 address only in global unicast outside its
+// special blocks, or NAT64 / 6to4 of a public IPv4 address.
 func publicAddr(a netip.Addr) bool {
 	a = a.Unmap()
 	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
 		return false
 	}
+	b := a.As16()
+	switch {
+	case a.Is6() && nat64Prefix.Contains(a):
+		return publicAddr(netip.AddrFrom4([4]byte(b[12:16])))
+	case a.Is6() && sixToFour.Contains(a):
+		return publicAddr(netip.AddrFrom4([4]byte(b[2:6])))
+	case a.Is6() && !globalUnicast.Contains(a):
+		return false
+	}
 	for _, p := range refusedPrefixes {
 		if p.Contains(a) {
 			return false
 		}
-	}
-	if b := a.As16(); nat64Prefix.Contains(a) {
-		return publicAddr(netip.AddrFrom4([4]byte(b[12:16])))
-	} else if sixToFour.Contains(a) {
-		return publicAddr(netip.AddrFrom4([4]byte(b[2:6])))
 	}
 	return true
 }

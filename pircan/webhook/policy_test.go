@@ -58,6 +58,25 @@ func TestWebhookCheckURL(t *testing.T) {
 		{"https://[2001:0:4136:e378::1]/", false}, // Teredo
 		{"https://[fec0::1]/", false},             // site-local
 		{"https://[2606:4700::1111]/", true},
+		// IPv6 outside global unicast 2000::/3, whatever IPv4 it carries.
+		{"https://[::127.0.0.1]/", false},         // IPv4-compatible loopback
+		{"https://[::7f00:1]/", false},            // the same, written in hex
+		{"https://[::a00:1]/", false},             // IPv4-compatible 10.0.0.1
+		{"https://[::5db8:d822]/", false},         // IPv4-compatible, even of a public address
+		{"https://[::ffff:0:7f00:1]/", false},     // SIIT of 127.0.0.1
+		{"https://[::ffff:0:a00:1]/", false},      // SIIT of 10.0.0.1
+		{"https://[::ffff:0:5db8:d822]/", false},  // SIIT, even of a public address
+		{"https://[::ffff:127.0.0.1]/", false},    // IPv4-mapped loopback
+		{"https://[::ffff:93.184.216.34]/", true}, // IPv4-mapped public: the IPv4 address itself
+		{"https://[100::1]/", false},              // discard
+		{"https://[4000::1]/", false},             // unallocated
+		{"https://[5f00::1]/", false},             // SRv6 SIDs
+		{"https://[3fff::1]/", false},             // documentation (RFC 9637)
+		{"https://[2001:2::1]/", false},           // benchmarking
+		{"https://[ff02::1]/", false},             // multicast
+		{"https://[64:ff9b::a00:1]/", false},      // NAT64 of 10.0.0.1
+		{"https://[2002:7f00:1::1]/", false},      // 6to4 of 127.0.0.1
+		{"https://[2a00:1450:4001::200e]/", true},
 		{"https://localhost/", false},
 		{"https://mixed.test/", false},
 		{"https://nowhere.test/", false},
