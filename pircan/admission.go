@@ -5,9 +5,12 @@ import (
 	"time"
 )
 
-// Per-minute request limits of the HTTP faces (portal, later MCP and A2A).
-// Those faces run as many replicas as needed, so the window of a caller
-// lives in the database, where every replica counts it (Store.CountRequest).
+// Per-minute request limits of the HTTP faces: the portal's, and one
+// window per account that MCP and A2A share (an account is one client of
+// the HTTP API whichever protocol it speaks, so speaking both does not
+// double its share). Those faces run as many replicas as needed, so the
+// window of a caller lives in the database, where every replica counts it
+// (Store.CountRequest).
 // The IRC face keeps its windows in memory (pircan/irc/limits.go): exactly
 // one process holds the IRC connection (the leader lock), so every IRC
 // request passes through the one table.
@@ -18,14 +21,14 @@ type RequestCounter interface {
 	CountRequest(ctx context.Context, key string, window time.Duration) (count int, ends time.Time, err error)
 }
 
-// Admit counts one request of the caller on its face and refuses it
-// (rate_limited, with RetryAfter) over the face's per-minute limit.
+// Admit counts one request of the caller in its face's window and refuses
+// it (rate_limited, with RetryAfter) over that window's per-minute limit.
 func (s *Service) Admit(ctx context.Context, c Caller) error {
-	limit := s.cfg.Limits.perMinute(c.Face)
+	limit, window := s.cfg.Limits.perMinute(c.Face)
 	if limit <= 0 || s.counter == nil {
 		return nil
 	}
-	n, ends, err := s.counter.CountRequest(ctx, string(c.Face)+":a:"+FoldAccount(c.Account), s.cfg.Limits.Window)
+	n, ends, err := s.counter.CountRequest(ctx, window+":a:"+FoldAccount(c.Account), s.cfg.Limits.Window)
 	if err != nil {
 		return err
 	}
@@ -37,13 +40,14 @@ func (s *Service) Admit(ctx context.Context, c Caller) error {
 	return e
 }
 
-// perMinute is the per-minute request limit of a face (0: none here).
-func (l Limits) perMinute(f Face) int {
+// perMinute is the per-minute request limit of a face (0: none here) and
+// the name of the window it counts in: MCP and A2A count in one, "http".
+func (l Limits) perMinute(f Face) (int, string) {
 	switch f {
 	case FacePortal:
-		return l.PortalPerMinute
+		return l.PortalPerMinute, string(FacePortal)
 	case FaceMCP, FaceA2A:
-		return l.HTTPPerMinute
+		return l.HTTPPerMinute, "http"
 	}
-	return 0
+	return 0, ""
 }

@@ -66,3 +66,34 @@ func TestAdmit(t *testing.T) {
 		t.Fatalf("MCP after the portal's limit: %v", err)
 	}
 }
+
+// MCP and A2A count in one window per account (the flag's help and
+// docs/protocol-notes.md say so): an account at its limit over one face is
+// refused over the other, whichever it used first.
+func TestAdmitHTTPFacesShareOneWindow(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	l := sharedLimits()
+	l.HTTPPerMinute = 4
+	svc := newServiceLimits(t, l)
+	for _, first := range []pircan.Face{pircan.FaceMCP, pircan.FaceA2A} {
+		account := unique("h")
+		other := pircan.FaceA2A
+		if first == pircan.FaceA2A {
+			other = pircan.FaceMCP
+		}
+		for i := range l.HTTPPerMinute {
+			face := []pircan.Face{first, other}[i%2]
+			if err := svc.Admit(ctx, pircan.Caller{Account: account, Face: face}); err != nil {
+				t.Fatalf("%s request %d over %s: %v", first, i+1, face, err)
+			}
+		}
+		for _, face := range []pircan.Face{first, other} {
+			wantErr(t, string(face)+" past the shared limit", svc.Admit(ctx, pircan.Caller{Account: account, Face: face}), pircan.CodeRateLimited, "")
+		}
+		// The portal keeps its own window.
+		if err := svc.Admit(ctx, pircan.Caller{Account: account, Face: pircan.FacePortal}); err != nil {
+			t.Fatalf("portal after the HTTP faces' limit: %v", err)
+		}
+	}
+}

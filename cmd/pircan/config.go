@@ -49,7 +49,7 @@ var settings = []setting{
 	{"logins-per-hour", "PIRCAN_LOGINS_PER_HOUR", "10", "owner LOGIN attempts per hour per account", false},
 	{"sign-in-starts-per-hour", "PIRCAN_SIGN_IN_STARTS_PER_HOUR", "10", "owner portal sign-in codes asked for and not used, per hour per address", false},
 	{"portal-per-minute", "PIRCAN_PORTAL_PER_MINUTE", "60", "owner portal actions per minute per account, across replicas", false},
-	{"mcp-per-minute", "PIRCAN_MCP_PER_MINUTE", "120", "MCP and A2A requests per minute per account, across replicas", false},
+	{"mcp-per-minute", "PIRCAN_MCP_PER_MINUTE", "120", "MCP and A2A requests per minute per account, together (one window), across replicas", false},
 	{"resources-per-hour", "PIRCAN_RESOURCES_PER_HOUR", "20", "resource publications per hour per agent", false},
 	{"resource-bytes", "PIRCAN_RESOURCE_BYTES", "2000000", "content bytes of one agent's resources in all", false},
 	{"tasks-per-hour", "PIRCAN_TASKS_PER_HOUR", "60", "tasks sent per hour per requester (MCP, A2A)", false},

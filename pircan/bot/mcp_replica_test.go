@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/mcpclient"
 	"github.com/creatimus/pircan/pircan"
 	pircanbot "github.com/creatimus/pircan/pircan/bot"
+	"github.com/creatimus/pircan/pircan/mcp"
 )
 
 // An HTTP-only replica (--no-irc) serves MCP on the primary's database:
@@ -47,18 +49,31 @@ func TestMCPReplica(t *testing.T) {
 		t.Fatalf("NOTIFY through the primary: %s", n.Raw)
 	}
 
-	// One window across both processes: calls alternate between them, and
-	// the one over the limit is refused wherever it lands.
+	// One window across both processes: connections alternate between them,
+	// and every request counts (initialize, tools/list and ping as well as
+	// the call): the one over the limit is refused wherever it lands.
 	r := newMCPAgent(t, primary, "mcprl")
 	bots := []*bottest.Bot{primary, replica}
-	for i := range perMinute + 1 {
-		out := r.at(bots[i%2]).run(t, call("get_manifest", nil))
-		if i < perMinute {
-			result(t, "get_manifest", out[0])
+	for i := 0; ; i++ {
+		if i > perMinute {
+			t.Fatalf("no refusal after %d connections, with a limit of %d requests", i, perMinute)
+		}
+		out := mcpclient.Run(t, r.at(bots[i%2]).url, r.Token, mcpclient.ConnectFails(), call("get_manifest", nil))
+		if !out[0].OK { // initialize itself was refused
+			var data mcpclient.Refusal
+			if out[0].Err == nil || out[0].Err.Code != mcp.CodeRefused || json.Unmarshal(out[0].Err.Data, &data) != nil ||
+				data.Code != "rate_limited" || data.RetryAfter < 1 || data.RetryAfter > 60 {
+				t.Fatalf("connection over the limit: %s", out[0].Line)
+			}
+		} else if out[1].IsError() {
+			refused(t, "call over the limit", out[1], "rate_limited", "")
+		} else {
+			result(t, "get_manifest", out[1])
 			continue
 		}
-		if rr := refused(t, "call over the limit", out[0], "rate_limited", ""); rr.RetryAfter < 1 || rr.RetryAfter > 60 {
-			t.Errorf("retry_after %d: %s", rr.RetryAfter, out[0].Line)
+		if i < 2 {
+			t.Fatalf("refused at connection %d, before both processes answered one", i+1)
 		}
+		break
 	}
 }

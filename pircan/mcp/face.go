@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -80,6 +81,7 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 		f.server.AddTool(t.sdkTool(), f.dispatch(t))
 	}
 	f.addResourceAPI()
+	f.server.AddReceivingMiddleware(f.admitEvery)
 	// Stateless: no Mcp-Session-Id, so any replica answers any request, and
 	// every request carries its token. The go-sdk's DNS-rebinding guard
 	// (403 for a public Host on a loopback listener) is off: it would
@@ -196,6 +198,37 @@ func (f *Face) caller(ctx context.Context, extra *sdk.RequestExtra) (pircan.Call
 		return pircan.Caller{}, err
 	}
 	return f.core.Caller(ctx, pircan.FaceMCP, account, "")
+}
+
+// admittedByHandler are the methods whose handlers count the request
+// themselves (Face.caller), so that a tool's refusal is a tool result.
+var admittedByHandler = map[string]bool{"tools/call": true, "resources/list": true, "resources/read": true}
+
+// admitEvery counts every other authenticated request (initialize,
+// tools/list, ping…) against the account's per-minute limit: each costs a
+// token lookup, and tools/list answers 22 KB. A refusal is a JSON-RPC
+// error whose data is the Refusal, as in the resources API. Notifications
+// are not counted: the transport answers them 202 before they are
+// handled (in stateless mode, perhaps never), so no refusal could reach
+// the client, and a count taken then would race the next request.
+func (f *Face) admitEvery(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if admittedByHandler[method] || strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		extra := req.GetExtra()
+		if extra == nil || extra.TokenInfo == nil || extra.TokenInfo.UserID == "" {
+			return next(ctx, method, req) // the bearer middleware lets no such request through
+		}
+		if err := f.core.Admit(ctx, pircan.Caller{Account: extra.TokenInfo.UserID, Face: pircan.FaceMCP}); err != nil {
+			name := "other" // a metric label: only the methods clients send often by name
+			if method == "initialize" || method == "tools/list" || method == "ping" {
+				name = method
+			}
+			return nil, f.rpcError(name, time.Now(), err, "")
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // result carries out as structuredContent and, for clients that read only

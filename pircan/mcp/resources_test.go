@@ -275,9 +275,9 @@ func TestResourcesListPagesFake(t *testing.T) {
 // The resources API counts against the per-minute limit like tool calls.
 func TestResourcesRateLimitedFake(t *testing.T) {
 	l := limits()
-	l.HTTPPerMinute = 2
+	l.HTTPPerMinute = 3
 	e := newEnvOver(t, newFakeLibrary(), l, mcp.Config{})
-	cs, _ := e.agent(t) // register: the first request
+	cs, _ := e.agent(t) // initialize and register: the first two requests
 	if _, err := cs.ListResources(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
