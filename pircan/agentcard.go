@@ -13,6 +13,7 @@ func (s *Service) AgentCard(ctx context.Context, agentID string) (Agent, error) 
 	if !ValidID(agentID) {
 		return Agent{}, ErrNotFound
 	}
+	agentID = CanonicalID(agentID)
 	a, err := s.store.AgentProfile(ctx, agentID)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Agent{}, err

@@ -43,8 +43,20 @@ func CheckOptionalText(field, s string, max int) *Error {
 	return checkText(field, s, max)
 }
 
-// ValidID reports whether s is a UUID in its canonical text form, the shape
-// of every PIRCAN id.
+// CanonicalID is an id as PIRCAN stores and compares it: a UUID in lower
+// case. Anything else comes back unchanged, for ValidID to refuse. Every
+// id a caller gives is made canonical once, where its arguments are read
+// (checkArgs; the A2A face's URL), so that an upper-case spelling of an id
+// is the same id to every rule that compares ids as text.
+func CanonicalID(s string) string {
+	if !ValidID(s) {
+		return s
+	}
+	return strings.ToLower(s)
+}
+
+// ValidID reports whether s is a UUID in its text form (either case), the
+// shape of every PIRCAN id.
 func ValidID(s string) bool {
 	if len(s) != 36 {
 		return false

@@ -129,7 +129,9 @@ func mustAtoi(f reflect.StructField, s string) int {
 }
 
 // checkArgs validates args (a pointer to an argument struct) by its check
-// tags, in field order, and fills absent whole numbers that have a default.
+// tags, in field order, fills absent whole numbers that have a default, and
+// makes ids canonical (CanonicalID): every face's arguments pass here once,
+// before any rule compares them.
 func checkArgs(args any, sizes Sizes) *Error {
 	v := reflect.ValueOf(args).Elem()
 	t := v.Type()
@@ -151,6 +153,12 @@ func checkArgs(args any, sizes Sizes) *Error {
 				f.Set(reflect.ValueOf(&d))
 			}
 			continue
+		}
+		if s := f.Elem(); sp.ID && s.Kind() == reflect.String && CanonicalID(s.String()) != s.String() {
+			// A new string, not a write through the pointer: the caller's
+			// own variable (perhaps read by another goroutine) stays as it was.
+			canon := CanonicalID(s.String())
+			f.Set(reflect.ValueOf(&canon))
 		}
 		if err := sp.check(f.Elem(), sizes); err != nil {
 			return err

@@ -151,7 +151,9 @@ func (f *Face) call(ctx context.Context, r *http.Request, account string, req re
 		}
 		return nil, protocolError(CodeMethodNotFound, "method_not_found", "Method not found: %s.", req.Method)
 	}
-	out, err := f.run(ctx, account, r.PathValue("agent"), req.Params, m)
+	// The URL's id is canonical from here on, as the core's arguments are:
+	// the face compares it with the tasks' own.
+	out, err := f.run(ctx, account, pircan.CanonicalID(r.PathValue("agent")), req.Params, m)
 	if err != nil {
 		var rerr *rpcError
 		if errors.As(err, &rerr) {

@@ -1,6 +1,9 @@
 package a2a_test
 
 import (
+	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/creatimus/pircan/pircan"
@@ -143,4 +146,54 @@ func TestSendMessageRefusals(t *testing.T) {
 	refused(t, r, a2a.CodeInvalidParams, pircan.CodeInvalidArgument)
 	_, r = e.rpc(t, b.id, a.token, "SendMessage", message("", "translate"))
 	refused(t, r, a2a.CodeInvalidParams, pircan.CodeEmpty)
+}
+
+// An agent's URL with its id in upper case is the same agent: the task
+// SendMessage files there, GetTask, CancelTask and ListTasks at the same
+// URL find; its card too.
+func TestUpperCaseAgentURL(t *testing.T) {
+	e := newEnv(t, a2a.Config{})
+	a := e.agent(t, "Asker")
+	b := e.agent(t, "Translator", "translate")
+	e.agree(t, a, b, "task:translate")
+	upper := strings.ToUpper(b.id)
+
+	var sent struct{ Task a2a.Task }
+	_, r := e.rpc(t, upper, a.token, "SendMessage", message("Bonjour", "translate"))
+	result(t, r, &sent)
+	var got a2a.Task
+	_, r = e.rpc(t, upper, a.token, "GetTask", map[string]any{"id": sent.Task.ID})
+	result(t, r, &got)
+	if got.ID != sent.Task.ID {
+		t.Fatalf("GetTask at the upper-case URL: %+v", got)
+	}
+	_, r = e.rpc(t, upper, a.token, "GetTask", map[string]any{"id": strings.ToUpper(sent.Task.ID)})
+	result(t, r, &got)
+	var page struct{ Tasks []a2a.Task }
+	_, r = e.rpc(t, upper, a.token, "ListTasks", map[string]any{})
+	result(t, r, &page)
+	if len(page.Tasks) != 1 || page.Tasks[0].ID != sent.Task.ID {
+		t.Fatalf("ListTasks at the upper-case URL: %+v", page)
+	}
+	var canceled a2a.Task
+	_, r = e.rpc(t, upper, a.token, "CancelTask", map[string]any{"id": sent.Task.ID})
+	result(t, r, &canceled)
+	if canceled.Status.State != a2a.StateCanceled {
+		t.Fatalf("CancelTask at the upper-case URL: %+v", canceled)
+	}
+	// One's own id in upper case is oneself.
+	_, r = e.rpc(t, strings.ToUpper(a.id), a.token, "SendMessage", message("me", ""))
+	refused(t, r, a2a.CodeRefused, pircan.CodeSelfContact)
+
+	resp, err := http.Get(e.srv.URL + a2a.Path + upper + "/" + a2a.CardPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card a2a.AgentCard
+	err = json.NewDecoder(resp.Body).Decode(&card)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || len(card.SupportedInterfaces) != 1 ||
+		!strings.HasSuffix(card.SupportedInterfaces[0].URL, a2a.Path+b.id) {
+		t.Fatalf("card at the upper-case URL: %d %+v %v", resp.StatusCode, card, err)
+	}
 }
