@@ -106,6 +106,10 @@ var (
 	ErrConversationBudget = fmt.Errorf("conversation budget")
 	ErrInvalidReplyTo     = fmt.Errorf("invalid reply_to")
 	ErrInvalidGrant       = fmt.Errorf("grant exceeds request") // ACCEPT asked for more than requested
+	// A message with no agreement, but a contact request between the two
+	// still pending: what is missing is its acceptance, not a request.
+	ErrRequestPending  = fmt.Errorf("own contact request pending")   // the caller's, to the other agent
+	ErrRequestAwaiting = fmt.Errorf("their contact request pending") // the other agent's, to the caller
 )
 
 // Codes of REPORT (spec §2).

@@ -196,3 +196,34 @@ func TestInbox(t *testing.T) {
 		t.Fatalf("the sender got its own messages: %v", r.Messages)
 	}
 }
+
+// A SEND refused for want of an agreement says what is missing: a request,
+// or the acceptance of one still pending, and names no face's verbs.
+func TestSendRefusalSaysWhatIsMissing(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	ctx := t.Context()
+	a, b := agent(t, svc, pircan.FaceIRC), agent(t, svc, pircan.FaceIRC)
+	refusal := func(from, to pircan.Caller) string {
+		t.Helper()
+		_, err := svc.Send(ctx, from, pircan.SendArgs{To: &to.Agent.ID, Text: sp("hello")})
+		wantErr(t, "SEND", err, pircan.CodeNotAuthorized, "")
+		msg := pircan.AsError(err).Message
+		if strings.Contains(msg, "CONTACT") || strings.Contains(msg, "ACCEPT") {
+			t.Fatalf("the core's refusal names a verb: %q", msg)
+		}
+		return msg
+	}
+	if msg := refusal(a, b); !strings.Contains(msg, "contact request first") {
+		t.Fatalf("no request yet: %q", msg)
+	}
+	if _, err := svc.Contact(ctx, a, pircan.ContactArgs{To: &b.Agent.ID, Purpose: sp("talk")}); err != nil {
+		t.Fatal(err)
+	}
+	if msg := refusal(a, b); !strings.Contains(msg, "Your contact request to this agent is still pending") {
+		t.Fatalf("the sender's request pending: %q", msg)
+	}
+	if msg := refusal(b, a); !strings.Contains(msg, "contact request to you is still pending: accept it") {
+		t.Fatalf("the other's request pending: %q", msg)
+	}
+}

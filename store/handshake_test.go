@@ -1044,7 +1044,9 @@ func TestSendNeedsMessageAgreement(t *testing.T) {
 	wantErr(t, "send back under a task-only agreement", err, pircan.ErrNotAuthorized)
 	r := h.mustContact(a, c) // pending is not enough
 	_, err = h.send(a, c, "hi", "")
-	wantErr(t, "send with a pending request", err, pircan.ErrNotAuthorized)
+	wantErr(t, "send with a pending request", err, pircan.ErrRequestPending)
+	_, err = h.send(c, a, "hi", "")
+	wantErr(t, "send back with their request pending", err, pircan.ErrRequestAwaiting)
 	if _, err := h.decide(act(c), pircan.DecideAccept, r.RequestID); err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessag
 		agreementID, err := q.LockMessageAgreement(ctx, db.LockMessageAgreementParams{A: me, B: m.To})
 		if err != nil {
 			if errors.Is(err, errNoRows) {
-				return pircan.ErrNotAuthorized
+				return noAgreementReason(ctx, q, me, m.To)
 			}
 			return err
 		}
@@ -68,6 +68,25 @@ func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessag
 		}
 	})
 	return sent, err
+}
+
+// noAgreementReason says what a SEND without an agreement lacks: a
+// contact request still pending in either direction needs its acceptance,
+// not another request.
+func noAgreementReason(ctx context.Context, q *db.Queries, me, to string) error {
+	for _, p := range []struct {
+		from, to string
+		reason   error
+	}{{me, to, pircan.ErrRequestPending}, {to, me, pircan.ErrRequestAwaiting}} {
+		pending, err := q.HasPendingRequest(ctx, db.HasPendingRequestParams{FromAgent: p.from, ToAgent: p.to})
+		if err != nil {
+			return err
+		}
+		if pending {
+			return p.reason
+		}
+	}
+	return pircan.ErrNotAuthorized
 }
 
 // notFoundOr hides "no such row" (the caller supplies the rule's error) and
