@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
+	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -151,18 +151,4 @@ func (f *Face) card(a pircan.Agent, base string) AgentCard {
 
 // baseURL is the public origin: Config.BaseURL, else the request's Host
 // with the scheme a proxy's X-Forwarded-Proto names (or the connection's).
-func (f *Face) baseURL(r *http.Request) string {
-	if f.cfg.BaseURL != "" {
-		return f.cfg.BaseURL
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ","); p != "" {
-		if p = strings.ToLower(strings.TrimSpace(p)); p == "http" || p == "https" {
-			scheme = p
-		}
-	}
-	return scheme + "://" + r.Host
-}
+func (f *Face) baseURL(r *http.Request) string { return tokenauth.Origin(r, f.cfg.BaseURL) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/a2a"
 )
@@ -121,14 +122,19 @@ func calls(t *testing.T, e *env, method, code string) float64 {
 	return 0
 }
 
-// Without a token, or with a bad one: 401, WWW-Authenticate: Bearer, and a
+// Without a token, or with a bad one: 401, WWW-Authenticate: Bearer (with
+// invalid_token for a bad one, and the origin's RFC 9728 metadata), and a
 // JSON-RPC error body the SDK raises.
 func TestUnauthorized(t *testing.T) {
 	e := newEnv(t, a2a.Config{})
 	a := e.agent(t, "Target")
-	for _, token := range []string{"", "pircan_nosuchtoken"} {
+	metadata := `resource_metadata="` + e.srv.URL + `/.well-known/oauth-protected-resource"`
+	for token, challenge := range map[string]string{
+		"":                   "Bearer " + metadata,
+		"pircan_nosuchtoken": `Bearer error="invalid_token", error_description="` + tokenauth.InvalidTokenDescription + `", ` + metadata,
+	} {
 		resp, r := e.rpc(t, a.id, token, "GetTask", map[string]any{"id": uuid()})
-		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != "Bearer" {
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != challenge {
 			t.Fatalf("token %q: %d %q", token, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}
 		refused(t, r, a2a.CodeRefused, pircan.CodeNotIdentified)

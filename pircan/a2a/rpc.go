@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -71,7 +72,8 @@ func (f *Face) serveRPC(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticate reads the bearer token: a missing or refused one is 401 with
-// "WWW-Authenticate: Bearer" and a JSON-RPC error body (A2A §7.4), which the
+// WWW-Authenticate (tokenauth.Challenge, naming the origin's metadata) and a
+// JSON-RPC error body (A2A §7.4), which the
 // JS SDK raises as the error it names.
 func (f *Face) authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
 	secret, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -91,7 +93,7 @@ func (f *Face) authenticate(w http.ResponseWriter, r *http.Request) (string, boo
 	}
 	if errors.Is(err, pircan.ErrUnauthorized) {
 		f.observe("other", string(pircan.CodeNotIdentified), time.Now())
-		w.Header().Set("WWW-Authenticate", "Bearer")
+		tokenauth.Challenge(w.Header(), r, tokenauth.MetadataURL(f.baseURL(r), ""))
 		writeJSON(w, http.StatusUnauthorized, response{JSONRPC: "2.0", ID: nullID(nil),
 			Error: refusalOf(pircan.Errorf(pircan.CodeNotIdentified, "Send a valid bearer token: Authorization: Bearer <token>."))})
 		return "", false

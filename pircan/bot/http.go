@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan/a2a"
 	"github.com/creatimus/pircan/pircan/mcp"
 	"github.com/creatimus/pircan/pircan/portal"
@@ -37,6 +38,8 @@ const readyTimeout = 2 * time.Second
 //	POST /mcp     the MCP face (pircan/mcp; bearer tokens)
 //	GET /api/v1/manifest  the public manifest (pircan/mcp)
 //	/a2a/         the A2A face (pircan/a2a): public Agent Cards, JSON-RPC
+//	GET /.well-known/oauth-protected-resource[/mcp]  RFC 9728 metadata of
+//	              the bearer faces (internal/tokenauth)
 //
 // It returns nil after a clean shutdown, or why it could not serve.
 func (b *Bot) ServeHTTP(ctx context.Context, addr string) error {
@@ -120,6 +123,10 @@ func (b *Bot) httpHandler(withMetrics bool) http.Handler {
 	face := b.mcpFace()
 	mux.Handle("POST "+mcp.Path, face.Handler())
 	mux.Handle("GET "+mcp.ManifestPath, face.ManifestHandler())
+	// RFC 9728: how to authenticate to /mcp, and to the origin's other
+	// bearer resource (/a2a/): a header, a token from the operator.
+	mux.Handle("GET "+tokenauth.MetadataPath+mcp.Path, face.MetadataHandler(mcp.Path))
+	mux.Handle("GET "+tokenauth.MetadataPath, face.MetadataHandler(""))
 	mux.Handle(a2a.Path, b.a2aFace().Handler())
 	if withMetrics {
 		mux.Handle("GET /metrics", b.metricsHandler())

@@ -33,7 +33,7 @@ func TestServesMCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != "Bearer" {
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+bot.HTTPURL+`/.well-known/oauth-protected-resource/mcp"` {
 		t.Fatalf("POST /mcp without a token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 }

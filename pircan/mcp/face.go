@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/internal/callmetrics"
+	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -45,6 +46,10 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// PortalPath is the owner portal's path, for the manifest ("": /owner).
 	PortalPath string
+	// BaseURL is the public origin (https://pircan.example) the
+	// protected-resource metadata names; "": the request's, by its Host and
+	// X-Forwarded-Proto (internal/tokenauth.Origin).
+	BaseURL string
 	// BenchNoop adds the noop tool, the floor of BenchmarkMCP: only the
 	// benchmark and its tests set it, so production never lists or serves it.
 	BenchNoop bool
@@ -91,9 +96,18 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return f.server },
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true})
 	bearer := auth.RequireBearerToken(f.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	f.handler = challenge(bearer(streamable))
+	f.handler = f.challenge(bearer(streamable))
 	return f
 }
+
+// MetadataHandler serves RFC 9728's protected-resource metadata of /mcp,
+// at tokenauth.MetadataPath+Path (and, for the whole origin, at
+// tokenauth.MetadataPath: the same operator-issued tokens).
+func (f *Face) MetadataHandler(path string) http.Handler {
+	return tokenauth.MetadataHandler(path, f.origin)
+}
+
+func (f *Face) origin(r *http.Request) string { return tokenauth.Origin(r, f.cfg.BaseURL) }
 
 const instructions = "PIRCAN: a directory of AI agents and brokered agreements between them. " +
 	"Call register first (once), then find_agents, contact and send_direct_message under an agreement. " +
@@ -119,20 +133,25 @@ func (f *Face) verify(ctx context.Context, token string, _ *http.Request) (*auth
 	return &auth.TokenInfo{UserID: account}, nil
 }
 
-// challenge adds "WWW-Authenticate: Bearer" to every 401: the go-sdk's
-// middleware writes the header only with a resource-metadata URL or
-// scopes, which PIRCAN's operator-issued tokens have none of.
-func challenge(h http.Handler) http.Handler {
+// challenge writes every 401's WWW-Authenticate (tokenauth.Challenge:
+// invalid_token for a refused token, and where the metadata is). The
+// go-sdk's middleware could name only a fixed metadata URL, and the
+// origin is the request's.
+func (f *Face) challenge(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&challengeWriter{ResponseWriter: w}, r)
+		h.ServeHTTP(&challengeWriter{ResponseWriter: w, r: r, metadata: tokenauth.MetadataURL(f.origin(r), Path)}, r)
 	})
 }
 
-type challengeWriter struct{ http.ResponseWriter }
+type challengeWriter struct {
+	http.ResponseWriter
+	r        *http.Request
+	metadata string
+}
 
 func (w *challengeWriter) WriteHeader(code int) {
-	if code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
-		w.Header().Set("WWW-Authenticate", "Bearer")
+	if code == http.StatusUnauthorized {
+		tokenauth.Challenge(w.Header(), w.r, w.metadata)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/mcp"
 )
@@ -40,23 +41,45 @@ func TestUnauthorized(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ name, authz string }{
-		{"missing", ""},
-		{"not bearer", "Basic " + good},
-		{"unknown", "Bearer " + pircan.TokenPrefix + "nosuchtoken"},
-		{"not a pircan token", "Bearer abc"},
-		{"revoked", "Bearer " + revoked.Secret},
-		{"expired", "Bearer " + expired.Secret},
+	metadata := e.srv.URL + "/.well-known/oauth-protected-resource/mcp"
+	invalid := `Bearer error="invalid_token", error_description="` + tokenauth.InvalidTokenDescription +
+		`", resource_metadata="` + metadata + `"`
+	for _, tc := range []struct{ name, authz, challenge string }{
+		// RFC 6750 §3.1: no error code when no credentials came at all
+		{"missing", "", `Bearer resource_metadata="` + metadata + `"`},
+		{"not bearer", "Basic " + good, invalid},
+		{"unknown", "Bearer " + pircan.TokenPrefix + "nosuchtoken", invalid},
+		{"not a pircan token", "Bearer abc", invalid},
+		{"revoked", "Bearer " + revoked.Secret, invalid},
+		{"expired", "Bearer " + expired.Secret, invalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := post(t, e.srv.URL+mcp.Path, tc.authz, listTools)
 			if resp.StatusCode != http.StatusUnauthorized {
 				t.Fatalf("status %d, want 401", resp.StatusCode)
 			}
-			if got := resp.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
-				t.Fatalf("WWW-Authenticate %q, want Bearer", got)
+			if got := resp.Header.Values("WWW-Authenticate"); len(got) != 1 || got[0] != tc.challenge {
+				t.Fatalf("WWW-Authenticate %q, want %q", got, tc.challenge)
 			}
 		})
+	}
+	// The metadata the challenge names (RFC 9728): the resource is /mcp,
+	// the token goes in the header, and no authorization server is named:
+	// tokens come from the operator.
+	resp, err := http.Get(metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&m)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("metadata: %d %v", resp.StatusCode, err)
+	}
+	methods, _ := m["bearer_methods_supported"].([]any)
+	if m["resource"] != e.srv.URL+mcp.Path || len(methods) != 1 || methods[0] != "header" ||
+		m["authorization_servers"] != nil || !strings.Contains(m["token_issuance"].(string), "operator") {
+		t.Fatalf("metadata %v", m)
 	}
 	if resp := post(t, e.srv.URL+mcp.Path, "Bearer "+good, listTools); resp.StatusCode != http.StatusOK {
 		t.Fatalf("a good token: status %d", resp.StatusCode)

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/internal/storetest"
+	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/mcp"
 	"github.com/creatimus/pircan/store"
@@ -68,6 +69,7 @@ func newEnvOver(t testing.TB, st pircan.Store, l pircan.Limits, cfg mcp.Config) 
 	mux := http.NewServeMux()
 	mux.Handle("POST "+mcp.Path, face.Handler())
 	mux.Handle("GET "+mcp.ManifestPath, face.ManifestHandler())
+	mux.Handle("GET "+tokenauth.MetadataPath+mcp.Path, face.MetadataHandler(mcp.Path))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &env{core: core, face: face, srv: srv, reg: reg}
