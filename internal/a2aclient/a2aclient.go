@@ -18,6 +18,7 @@ var Terminal = []string{"completed", "failed", "rejected", "canceled"}
 type Step struct {
 	Op         string   `json:"op"`
 	URL        string   `json:"url,omitempty"`
+	Base       string   `json:"base,omitempty"`
 	Text       string   `json:"text,omitempty"`
 	Skill      string   `json:"skill,omitempty"`
 	ID         string   `json:"id,omitempty"`
@@ -31,6 +32,11 @@ type Step struct {
 // the card as served. Without a Card step the first step makes the client
 // from Run's cardURL.
 func Card(url string) Step { return Step{Op: "card", URL: url} }
+
+// CardFrom is Card as a user of the SDK writes it with an agent's URL:
+// createFromUrl(base), the SDK finding the card below base by its own
+// rule (.well-known/agent-card.json resolved against base).
+func CardFrom(base string) Step { return Step{Op: "card", Base: base} }
 
 // Send sends a user message with one text part (SendMessage); skill, when not
 // empty, is the message's metadata.skill. Its result is the

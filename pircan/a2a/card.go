@@ -115,6 +115,26 @@ func (f *Face) serveCard(w http.ResponseWriter, r *http.Request) {
 	writeCard(w, f.card(a, f.baseURL(r)))
 }
 
+// AgentURL is an agent's A2A URL on origin base: its card's interface URL,
+// where the JSON-RPC requests go. It ends in a slash so that a client
+// given it finds the card beside it: URL resolution (RFC 3986 §5.2) of
+// CardPath against /a2a/<id>/ is the card's path, while against /a2a/<id>
+// it would drop the id (the A2A SDK's createFromUrl does exactly that).
+func AgentURL(base, agentID string) string { return base + Path + agentID + "/" }
+
+// serveNoCard is every other GET under /a2a/: 404 with where cards are,
+// and, for the path a client builds from an agent URL without its
+// trailing slash, that slash.
+func (f *Face) serveNoCard(w http.ResponseWriter, r *http.Request) {
+	hint := "No agent card here. An agent's card is at " + Path + "<agent_id>/" + CardPath +
+		"; its A2A URL is " + Path + "<agent_id>/ (FIND or WHOAMI give agent ids)."
+	if r.URL.Path == Path+CardPath {
+		hint = "No agent card here: this is where an A2A client looks when given an agent's URL without its trailing slash. " +
+			"Give it " + Path + "<agent_id>/ (with the slash), or the card's own URL " + Path + "<agent_id>/" + CardPath + "."
+	}
+	http.Error(w, hint, http.StatusNotFound)
+}
+
 func writeCard(w http.ResponseWriter, c AgentCard) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -135,7 +155,7 @@ func (f *Face) card(a pircan.Agent, base string) AgentCard {
 	return AgentCard{
 		Name:        a.Name,
 		Description: desc,
-		SupportedInterfaces: []AgentInterface{{URL: base + Path + a.ID,
+		SupportedInterfaces: []AgentInterface{{URL: AgentURL(base, a.ID),
 			ProtocolBinding: Binding, ProtocolVersion: ProtocolVersion}},
 		Provider:     &AgentProvider{Organization: "PIRCAN", URL: base + "/"},
 		Version:      cardVersion,

@@ -67,6 +67,7 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 		`A2A calls by method (a JSON-RPC method, "agent_card", or "other" for an unknown one) and result code ("ok", or the spec's error code of the refusal, or the JSON-RPC error's name).`,
 		"Time to answer one A2A call, from the token's account to the response (authentication not included).")}
 	f.mux.HandleFunc("GET "+Path+"{agent}/"+CardPath, f.serveCard)
+	f.mux.HandleFunc("GET "+Path, f.serveNoCard)
 	f.mux.HandleFunc("POST "+Path+"{agent}", f.serveRPC)
 	f.mux.HandleFunc("POST "+Path+"{agent}/", f.serveRPC)
 	return f

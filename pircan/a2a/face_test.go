@@ -53,7 +53,7 @@ func TestAgentCard(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := strings.TrimPrefix(e.srv.URL, "http://")
-	want := a2a.AgentInterface{URL: "https://" + host + "/a2a/" + a.id, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}
+	want := a2a.AgentInterface{URL: "https://" + host + "/a2a/" + a.id + "/", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}
 	if c.Name != "Translator" || c.Description != "Translator does things." || len(c.SupportedInterfaces) != 1 || c.SupportedInterfaces[0] != want {
 		t.Fatalf("card: %s", body)
 	}
@@ -80,7 +80,7 @@ func TestAgentCard(t *testing.T) {
 	// BaseURL wins over the request's host.
 	e2 := newEnv(t, a2a.Config{BaseURL: "https://pircan.example/"})
 	_, body = getCard(t, e2.srv.URL+a2a.Path+a.id+"/"+a2a.CardPath, nil)
-	if !strings.Contains(string(body), `"url":"https://pircan.example/a2a/`+a.id+`"`) {
+	if !strings.Contains(string(body), `"url":"https://pircan.example/a2a/`+a.id+`/"`) {
 		t.Errorf("BaseURL card: %s", body)
 	}
 }
@@ -95,6 +95,25 @@ func TestAgentCardUnknown(t *testing.T) {
 	}
 	if n := calls(t, e, "agent_card", "unknown_agent"); n != 2 {
 		t.Errorf("agent_card unknown_agent: %v", n)
+	}
+}
+
+// Any other GET under /a2a/ is 404 with where the cards are: the path an
+// A2A client builds from an agent URL without its trailing slash too
+// (it was 405, the JSON-RPC route's method refusal).
+func TestWrongCardPath(t *testing.T) {
+	e := newEnv(t, a2a.Config{})
+	a := e.agent(t, "Somewhere")
+	for path, hint := range map[string]string{
+		"/a2a/.well-known/agent-card.json": "without its trailing slash. Give it /a2a/<agent_id>/ (with the slash)",
+		"/a2a/" + a.id:                     "An agent's card is at /a2a/<agent_id>/.well-known/agent-card.json",
+		"/a2a/" + a.id + "/card.json":      "An agent's card is at /a2a/<agent_id>/.well-known/agent-card.json",
+		"/a2a/":                            "An agent's card is at /a2a/<agent_id>/.well-known/agent-card.json",
+	} {
+		resp, body := getCard(t, e.srv.URL+path, nil)
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), hint) {
+			t.Errorf("GET %s: %d %q", path, resp.StatusCode, body)
+		}
 	}
 }
 

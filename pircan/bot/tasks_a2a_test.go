@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/creatimus/pircan/internal/a2aclient"
@@ -46,7 +45,7 @@ func TestTasksA2AClient(t *testing.T) {
 		skills = append(skills, s.ID)
 	}
 	if served.Name != x.Nick() || !slices.Equal(skills, []string{"translate", "summarize"}) || len(served.SupportedInterfaces) != 1 ||
-		!strings.HasSuffix(served.SupportedInterfaces[0].URL, a2a.Path+xID) {
+		served.SupportedInterfaces[0].URL != a2a.AgentURL(bot.HTTPURL, xID) {
 		t.Fatalf("card: %s", got[0].Line)
 	}
 	t1 := got[1].TaskID()
@@ -70,16 +69,23 @@ func TestTasksA2AClient(t *testing.T) {
 	if r := x.Ask(`PIRCAN/1 COMPLETE {"task_id":"` + t1 + `","outcome":"completed","text":"` + answer + `"}`); r.Str("state") != "completed" {
 		t.Fatalf("COMPLETE: %s", r.Raw)
 	}
+	// This time the client is made as the SDK's users write it, from the
+	// card's own interface URL (what dev/up prints): createFromUrl finds the
+	// card below it.
 	got = a2aclient.Run(t, card, c.Token,
+		a2aclient.CardFrom(served.SupportedInterfaces[0].URL),
 		a2aclient.Poll(t1, "completed"),
 		a2aclient.Send("Translate another", ""), // the one task: scope granted
 	)
-	if !got[0].OK || got[0].WireState() != "TASK_STATE_COMPLETED" || got[0].ArtifactText() != answer {
-		t.Fatalf("poll: %s", got[0].Line)
+	if !got[0].OK {
+		t.Fatalf("createFromUrl(%s): %s", served.SupportedInterfaces[0].URL, got[0].Line)
 	}
-	t2 := got[1].TaskID()
-	if !got[1].OK || got[1].State() != "submitted" || t2 == t1 {
-		t.Fatalf("second send: %s", got[1].Line)
+	if !got[1].OK || got[1].WireState() != "TASK_STATE_COMPLETED" || got[1].ArtifactText() != answer {
+		t.Fatalf("poll: %s", got[1].Line)
+	}
+	t2 := got[2].TaskID()
+	if !got[2].OK || got[2].State() != "submitted" || t2 == t1 {
+		t.Fatalf("second send: %s", got[2].Line)
 	}
 	notifyOf(x, pircan.NotifyTaskRequest)
 

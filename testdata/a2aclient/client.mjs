@@ -8,6 +8,8 @@
 // Stdin: a JSON array of steps:
 //   {"op":"card","url":"..."}              resolve a card (url: A2A_CARD_URL
 //                                          when absent) and use its client
+//   {"op":"card","base":"..."}             the same from an agent's URL, as
+//                                          createFromUrl(base) finds its card
 //   {"op":"send","text":"...","skill":"..."}  SendMessage; skill, if any, goes
 //                                          in the message's metadata.skill
 //   {"op":"get","id":"..."}                GetTask
@@ -142,8 +144,11 @@ class Harness {
 
 	// A full card URL with path '' is how the SDK resolves a card that is not
 	// at <base>/.well-known/agent-card.json (PIRCAN's are per agent).
-	async card(url) {
-		this.client = await this.factory.createFromUrl(url ?? this.cardURL, '');
+	// With a base alone, the SDK's own rule finds the card below it.
+	async card(url, base) {
+		this.client = base
+			? await this.factory.createFromUrl(base)
+			: await this.factory.createFromUrl(url ?? this.cardURL, '');
 		return this.resolver.raw;
 	}
 
@@ -160,7 +165,7 @@ class Harness {
 	async run(step) {
 		switch (step.op) {
 			case 'card':
-				return this.card(step.url);
+				return this.card(step.url, step.base);
 			case 'send': {
 				const client = await this.ensureClient();
 				// fromJSON fills the defaults toJSON expects (role, contextId, …).
