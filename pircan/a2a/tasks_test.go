@@ -193,7 +193,7 @@ func TestUpperCaseAgentURL(t *testing.T) {
 	err = json.NewDecoder(resp.Body).Decode(&card)
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || len(card.SupportedInterfaces) != 1 ||
-		!strings.HasSuffix(card.SupportedInterfaces[0].URL, a2a.Path+b.id) {
+		!strings.HasSuffix(card.SupportedInterfaces[0].URL, a2a.Path+b.id+"/") {
 		t.Fatalf("card at the upper-case URL: %d %+v %v", resp.StatusCode, card, err)
 	}
 }
