@@ -1,8 +1,11 @@
 package pircan_test
 
 import (
+	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -96,4 +99,77 @@ func TestAdmitHTTPFacesShareOneWindow(t *testing.T) {
 			t.Fatalf("portal after the HTTP faces' limit: %v", err)
 		}
 	}
+}
+
+// countingStore counts the store's CountRequest calls (round trips).
+type countingStore struct {
+	*store.Store
+	calls atomic.Int64
+}
+
+func (s *countingStore) CountRequest(ctx context.Context, key string, window time.Duration, n int) (int, time.Time, error) {
+	s.calls.Add(1)
+	return s.Store.CountRequest(ctx, key, window, n)
+}
+
+// A process claims requests ahead of use (leases): two processes on one
+// database never admit more than the limit between them in a window, refuse
+// early by at most what the other holds unused, and ask the database far
+// less than once a request.
+func TestAdmitLeases(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	l := sharedLimits()
+	l.HTTPPerMinute = 100 // a lease of at most 10
+	dsn := pgtest.Database(t)
+	one, err := storetest.Open(ctx, dsn)
+	must(t, err)
+	t.Cleanup(one.Close)
+	two, err := store.Open(ctx, dsn)
+	must(t, err)
+	t.Cleanup(two.Close)
+	cs := []*countingStore{{Store: one}, {Store: two}}
+	svcs := []*pircan.Service{pircan.NewService(cs[0], pircan.Config{Limits: l}, zerolog.Nop()),
+		pircan.NewService(cs[1], pircan.Config{Limits: l}, zerolog.Nop())}
+
+	c := pircan.Caller{Account: unique("m"), Face: pircan.FaceMCP}
+	admitted := 0
+	refused := [2]bool{}
+	for i := 0; !refused[0] || !refused[1]; i++ {
+		k := (i / 7) % 2 // bursts of 7 on each process in turn
+		if refused[k] {
+			k = 1 - k
+		}
+		err := svcs[k].Admit(ctx, c)
+		if err == nil {
+			admitted++
+			continue
+		}
+		wantErr(t, "over the limit", err, pircan.CodeRateLimited, "")
+		refused[k] = true
+		if i > 1000 {
+			t.Fatal("never refused")
+		}
+	}
+	if admitted > l.HTTPPerMinute || admitted < l.HTTPPerMinute-2*9 {
+		t.Fatalf("admitted %d in one window, want %d less at most what two leases of 10 hold unused",
+			admitted, l.HTTPPerMinute)
+	}
+	var count int
+	must(t, one.Pool().QueryRow(ctx, "SELECT count FROM request_windows WHERE key = $1", "http:a:"+pircan.FoldAccount(c.Account)).Scan(&count))
+	if count < admitted {
+		t.Fatalf("the database counted %d, fewer than the %d admitted", count, admitted)
+	}
+	trips := cs[0].calls.Load() + cs[1].calls.Load()
+	if trips*3 > int64(admitted) {
+		t.Fatalf("%d round trips for %d admitted requests", trips, admitted)
+	}
+	// Refused in memory until the window ends: no more round trips.
+	for _, svc := range svcs {
+		wantErr(t, "again", svc.Admit(ctx, c), pircan.CodeRateLimited, "")
+	}
+	if again := cs[0].calls.Load() + cs[1].calls.Load(); again != trips {
+		t.Fatalf("%d round trips for refusals in a refused window", again-trips)
+	}
+	t.Logf("admitted %d of %d with %d round trips", admitted, l.HTTPPerMinute, trips)
 }

@@ -22,11 +22,12 @@ type Config struct {
 
 // Service is the protocol core.
 type Service struct {
-	store   Store
-	counter RequestCounter // nil: the store counts no requests (tests)
-	cfg     Config
-	log     zerolog.Logger
-	reads   *reads // INBOX messages in flight (inflight.go)
+	store      Store
+	counter    RequestCounter // nil: the store counts no requests (tests)
+	admissions *admissions    // the per-minute leases (admission.go)
+	cfg        Config
+	log        zerolog.Logger
+	reads      *reads // INBOX messages in flight (inflight.go)
 }
 
 // NewService wires the core to its store.
@@ -34,7 +35,8 @@ func NewService(store Store, cfg Config, log zerolog.Logger) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Service{store: store, cfg: cfg, log: log, reads: newReads(store, log, cfg.Now)}
+	s := &Service{store: store, cfg: cfg, log: log, reads: newReads(store, log, cfg.Now),
+		admissions: newAdmissions(cfg.Limits.Window)}
 	s.counter, _ = store.(RequestCounter)
 	return s
 }

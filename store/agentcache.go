@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,6 +119,23 @@ func (c *agentCache) setLive(live bool) {
 	c.forget("*")
 }
 
+// setCachesLive trusts (or stops trusting) the caches kept by the one
+// listener, forgetting all they hold.
+func (s *Store) setCachesLive(live bool) {
+	s.agents.setLive(live)
+	s.tokens.setLive(live)
+}
+
+// changed forgets what one notification on agentsChannel names: an agent,
+// '*' (every agent), or 'token:<id>'.
+func (s *Store) changed(payload string) {
+	if id, ok := strings.CutPrefix(payload, tokenPrefix); ok {
+		s.tokens.forget(id)
+		return
+	}
+	s.agents.forget(payload)
+}
+
 func copyAgent(a pircan.Agent) pircan.Agent {
 	a.Capabilities = slices.Clone(a.Capabilities)
 	if a.Owner != nil {
@@ -133,18 +151,18 @@ func (s *Store) AgentCacheStats() (hits, misses uint64) {
 	return s.agents.hits.Load(), s.agents.misses.Load()
 }
 
-// RunAgentCache listens for agent changes until ctx ends, and trusts the
-// agent cache while it listens. Without it (a store that never runs it)
-// every read goes to the database.
+// RunAgentCache listens for agent and token changes until ctx ends, and
+// trusts the agent and token caches while it listens. Without it (a store
+// that never runs it) every read goes to the database.
 func (s *Store) RunAgentCache(ctx context.Context, log zerolog.Logger) {
-	defer s.agents.setLive(false)
+	defer s.setCachesLive(false)
 	for ctx.Err() == nil {
-		err := s.Listen(ctx, agentsChannel, func() { s.agents.setLive(true) }, s.agents.forget)
-		s.agents.setLive(false)
+		err := s.Listen(ctx, agentsChannel, func() { s.setCachesLive(true) }, s.changed)
+		s.setCachesLive(false)
 		if ctx.Err() != nil {
 			return
 		}
-		log.Warn().Err(err).Msg("agent changes: not listening; requests read their agent from the database until listening again in 1 s")
+		log.Warn().Err(err).Msg("agent changes: not listening; requests read their agent and token from the database until listening again in 1 s")
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):

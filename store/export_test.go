@@ -33,3 +33,25 @@ func SetFindThresholds(t interface{ Cleanup(func()) }, sample, walk, whole int64
 	findSample, findWalk, findWhole = sample, walk, whole
 	t.Cleanup(func() { findSample, findWalk, findWhole = was[0], was[1], was[2] })
 }
+
+// Hooks into the token cache (tokencache_test.go).
+
+// OnTokenForget tells f of every token the cache forgets ("*": all).
+func (s *Store) OnTokenForget(f func(tokenID string)) {
+	s.tokens.mu.Lock()
+	defer s.tokens.mu.Unlock()
+	s.tokens.forgotten = f
+}
+
+// TokenCacheLimit sets how many tokens the cache holds.
+func (s *Store) TokenCacheLimit(n int) { s.tokens.max = n }
+
+// TokenCacheLen is how many tokens it holds.
+func (s *Store) TokenCacheLen() int {
+	s.tokens.mu.Lock()
+	defer s.tokens.mu.Unlock()
+	return len(s.tokens.bySecret)
+}
+
+// TrustTokenCache trusts the token cache without listening.
+func (s *Store) TrustTokenCache() { s.tokens.setLive(true) }

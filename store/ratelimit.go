@@ -12,19 +12,23 @@ import (
 // caller that gets PruneBatch back has more to prune and calls again.
 const PruneBatch = 10_000
 
-// CountRequest counts one request of key in its fixed window of the given
-// length, shared by every process on the database: it returns the count so
-// far in the window (1 for the first request of a new or restarted window)
-// and when the window ends, by the database clock. The key is opaque; the
+// CountRequest counts n requests of key at once in its fixed window of the
+// given length, shared by every process on the database: it returns the
+// count so far in the window, these n included (n for the first requests
+// of a new or restarted window), and when the window ends, by the database
+// clock. The key is opaque; the
 // caller namespaces it. window is kept to whole microseconds (the
 // database's resolution) and must be at least one.
-func (s *Store) CountRequest(ctx context.Context, key string, window time.Duration) (count int, ends time.Time, err error) {
+func (s *Store) CountRequest(ctx context.Context, key string, window time.Duration, n int) (count int, ends time.Time, err error) {
 	us := window.Microseconds()
 	if us < 1 {
 		return 0, time.Time{}, fmt.Errorf("request window %v: shorter than a microsecond", window)
 	}
+	if n < 1 {
+		return 0, time.Time{}, fmt.Errorf("counting %d requests: at least one", n)
+	}
 	err = s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		row, err := q.CountRequest(ctx, db.CountRequestParams{Key: key, WindowUs: us})
+		row, err := q.CountRequest(ctx, db.CountRequestParams{Key: key, WindowUs: us, N: int32(n)})
 		count, ends = int(row.Count), row.Ends
 		return err
 	})

@@ -39,7 +39,7 @@ func openWindowStores(tb testing.TB, n int) []*store.Store {
 
 func countRequest(t *testing.T, s *store.Store, key string, window time.Duration) (int, time.Time) {
 	t.Helper()
-	n, ends, err := s.CountRequest(context.Background(), key, window)
+	n, ends, err := s.CountRequest(context.Background(), key, window, 1)
 	if err != nil {
 		t.Fatalf("CountRequest %q: %v", key, err)
 	}
@@ -92,6 +92,27 @@ func TestCountRequestRestartsEndedWindow(t *testing.T) {
 	}
 }
 
+// Several requests counted at once (a process's lease) count as that many,
+// in a window that starts or restarts with them; none is refused.
+func TestCountRequestSeveralAtOnce(t *testing.T) {
+	s := openWindowStores(t, 1)[0]
+	ctx := context.Background()
+	n, ends, err := s.CountRequest(ctx, "k", time.Minute, 5)
+	if err != nil || n != 5 {
+		t.Fatalf("first 5: count %d, %v; want 5", n, err)
+	}
+	if n, again, err := s.CountRequest(ctx, "k", time.Minute, 3); err != nil || n != 8 || !again.Equal(ends) {
+		t.Fatalf("3 more: count %d ends %v, %v; want 8 in the window ending %v", n, again, err, ends)
+	}
+	execSQL(t, s, "UPDATE request_windows SET started = now() - interval '2 minutes', ends = now() - interval '1 minute'")
+	if n, _, err := s.CountRequest(ctx, "k", time.Minute, 4); err != nil || n != 4 {
+		t.Fatalf("4 after the window ended: count %d, %v; want 4", n, err)
+	}
+	if _, _, err := s.CountRequest(ctx, "k", time.Minute, 0); err == nil {
+		t.Fatal("counting 0 requests accepted")
+	}
+}
+
 func TestCountRequestKeysAreIndependent(t *testing.T) {
 	s := openWindowStores(t, 1)[0]
 	countRequest(t, s, "mcp:a:alice", time.Minute)
@@ -133,7 +154,7 @@ func TestCountRequestConcurrentNoLostUpdate(t *testing.T) {
 		wg.Go(func() {
 			s := ss[g%2]
 			for range each {
-				n, _, err := s.CountRequest(context.Background(), "hot", time.Hour)
+				n, _, err := s.CountRequest(context.Background(), "hot", time.Hour, 1)
 				if err != nil {
 					errs <- err
 					return
@@ -162,7 +183,7 @@ func TestCountRequestConcurrentNoLostUpdate(t *testing.T) {
 func TestCountRequestRejectsSubMicrosecondWindow(t *testing.T) {
 	s := openWindowStores(t, 1)[0]
 	for _, w := range []time.Duration{0, -time.Second, 999 * time.Nanosecond} {
-		if _, _, err := s.CountRequest(context.Background(), "k", w); err == nil {
+		if _, _, err := s.CountRequest(context.Background(), "k", w, 1); err == nil {
 			t.Fatalf("window %v accepted", w)
 		}
 	}
@@ -226,7 +247,7 @@ func BenchmarkCountRequest(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		key := fmt.Sprintf("bench:%d", next.Add(1))
 		for pb.Next() {
-			if _, _, err := s.CountRequest(context.Background(), key, time.Minute); err != nil {
+			if _, _, err := s.CountRequest(context.Background(), key, time.Minute, 1); err != nil {
 				b.Error(err)
 				return
 			}

@@ -48,6 +48,7 @@ type Store struct {
 	// (issuing and revoking tokens).
 	operator string
 	agents   *agentCache
+	tokens   *tokenCache // on the agent cache's listener (tokencache.go)
 	// findCounts: how FIND's totals for a text were counted (find.go).
 	findCounts *findCounts
 }
@@ -89,7 +90,7 @@ func OpenTimeouts(ctx context.Context, dsn string, t Timeouts) (*Store, error) {
 // newStore is a store over pool, its caches empty.
 func newStore(pool *pgxpool.Pool, timeout time.Duration) *Store {
 	return &Store{pool: pool, q: db.New(pool), planned: db.New(perCallPlans{pool}), timeout: timeout,
-		agents: newAgentCache(), findCounts: &findCounts{}}
+		agents: newAgentCache(), tokens: newTokenCache(), findCounts: &findCounts{}}
 }
 
 // perCallPlans runs statements unnamed (pgx's QueryExecModeCacheDescribe:

@@ -86,6 +86,9 @@ func (s *Store) RevokeToken(ctx context.Context, id string) (pircan.Token, error
 		return pircan.Token{}, pircan.ErrNotFound
 	}
 	var out pircan.Token
+	// Forgotten here at commit: this process refuses the token at once
+	// (others on the notification, tokencache.go).
+	defer s.tokens.forget(id)
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		r, err := q.RevokeToken(ctx, id)
 		if errors.Is(err, errNoRows) {
@@ -106,15 +109,32 @@ func (s *Store) RevokeToken(ctx context.Context, id string) (pircan.Token, error
 // TokenBySecret implements pircan.TokenStore. It returns revoked and
 // expired tokens too: the core refuses them (Token.Active), by its clock.
 // A token's first use is recorded once, with one audit row, however many
-// requests race to be first; after that a lookup is one read.
+// requests race to be first; after that a lookup is one read, or none
+// while the token cache holds it (tokencache.go).
 func (s *Store) TokenBySecret(ctx context.Context, secretSHA256 []byte) (pircan.Token, error) {
+	key, keyed := tokenKey(secretSHA256)
+	var gen uint64
+	if keyed {
+		var t pircan.Token
+		var ok bool
+		if t, ok, gen = s.tokens.get(key); ok {
+			return t, nil
+		}
+	}
 	var r db.Token
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) (err error) {
 		r, err = q.TokenBySecret(ctx, secretSHA256)
 		return notFound(err)
 	})
-	if err != nil || r.UsedAt.Valid {
+	if err != nil {
 		return toToken(r), err
+	}
+	if r.UsedAt.Valid {
+		t := toToken(r)
+		if keyed {
+			s.tokens.put(key, t, gen)
+		}
+		return t, nil
 	}
 	err = s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		used, err := q.MarkTokenUsed(ctx, r.ID)

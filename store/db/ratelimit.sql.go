@@ -12,17 +12,18 @@ import (
 
 const countRequest = `-- name: CountRequest :one
 INSERT INTO request_windows AS w (key, started, ends, count)
-VALUES ($1, now(), now() + interval '1 microsecond' * $2::bigint, 1)
+VALUES ($1, now(), now() + interval '1 microsecond' * $2::bigint, $3::int)
 ON CONFLICT (key) DO UPDATE SET
     started = CASE WHEN w.ends <= now() THEN excluded.started ELSE w.started END,
     ends = CASE WHEN w.ends <= now() THEN excluded.ends ELSE w.ends END,
-    count = CASE WHEN w.ends <= now() THEN 1 ELSE w.count + 1 END
+    count = CASE WHEN w.ends <= now() THEN excluded.count ELSE w.count + excluded.count END
 RETURNING count, ends
 `
 
 type CountRequestParams struct {
 	Key      string
 	WindowUs int64
+	N        int32
 }
 
 type CountRequestRow struct {
@@ -30,16 +31,17 @@ type CountRequestRow struct {
 	Ends  time.Time
 }
 
-// Counts one request of a key in its fixed window, in one statement: a new
-// key starts a window at 1; a key whose window has ended restarts it (the
-// row proposed, excluded, is exactly the new window) at 1; else the count
-// goes up. ON CONFLICT DO UPDATE locks the row and works on its latest
+// Counts @n requests of a key at once in its fixed window, in one
+// statement (a process claims several ahead of use: pircan/admission.go): a
+// new key starts a window at n; a key whose window has ended restarts it
+// (the row proposed, excluded, is exactly the new window) at n; else the
+// count goes up by n. ON CONFLICT DO UPDATE locks the row and works on its latest
 // version, so concurrent counts (from any process) are never lost. The SET
 // expressions all read the row as it was. (interval * bigint, in this
 // order: sqlc v1.31 garbles the statement it rewrites from
 // @window_us::bigint * interval.)
 func (q *Queries) CountRequest(ctx context.Context, arg CountRequestParams) (CountRequestRow, error) {
-	row := q.db.QueryRow(ctx, countRequest, arg.Key, arg.WindowUs)
+	row := q.db.QueryRow(ctx, countRequest, arg.Key, arg.WindowUs, arg.N)
 	var i CountRequestRow
 	err := row.Scan(&i.Count, &i.Ends)
 	return i, err
