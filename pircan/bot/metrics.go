@@ -154,6 +154,8 @@ var (
 	descPoolCanceled   = desc("pircan_db_pool_canceled_acquires_total", "Acquires given up because their context ended.")
 	descAgentCacheHits = desc("pircan_agent_cache_hits_total", "Requests whose caller's agent was read from memory (store/agentcache.go).")
 	descAgentCacheMiss = desc("pircan_agent_cache_misses_total", "Requests whose caller's agent was read from the database.")
+	descTokenCacheHits = desc("pircan_token_cache_hits_total", "Bearer token checks answered from memory (store/tokencache.go).")
+	descTokenCacheMiss = desc("pircan_token_cache_misses_total", "Bearer token checks that read the database.")
 	descFindCounts     = prometheus.NewDesc("pircan_find_text_counts_total", "FIND totals for a text (q), by how they were counted: sample (the first look saw every candidate), walk (agents in registration order), index (the GIN index) (store/find.go).", []string{"way"}, nil)
 )
 
@@ -162,7 +164,7 @@ func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 		descIntakeWaits, descDispatchQueued, descNotifyQueued, descNotifyRefused,
 		descOutputQueue, descOutputSent, descOutputDropped, descOutputDeparted, descOutputCapRate, descOutputCapBurst, descStandby, descDatabaseUp, descNotifyWaiting,
 		descPoolAcquired, descPoolIdle, descPoolTotal, descPoolMax, descPoolAcquires, descPoolAcquireSec,
-		descPoolEmpty, descPoolCanceled, descAgentCacheHits, descAgentCacheMiss, descFindCounts} {
+		descPoolEmpty, descPoolCanceled, descAgentCacheHits, descAgentCacheMiss, descTokenCacheHits, descTokenCacheMiss, descFindCounts} {
 		ch <- d
 	}
 }
@@ -218,6 +220,9 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	hits, misses := b.store.AgentCacheStats()
 	counter(descAgentCacheHits, float64(hits))
 	counter(descAgentCacheMiss, float64(misses))
+	hits, misses = b.store.TokenCacheStats()
+	counter(descTokenCacheHits, float64(hits))
+	counter(descTokenCacheMiss, float64(misses))
 	fc := b.store.FindCountStats()
 	for way, n := range map[string]uint64{"sample": fc.Sample, "walk": fc.Walk, "index": fc.Index} {
 		ch <- prometheus.MustNewConstMetric(descFindCounts, prometheus.CounterValue, float64(n), way)
