@@ -33,7 +33,7 @@ var settings = []setting{
 	{"oper-password", "PIRCAN_OPER_PASSWORD", "", "its password", true},
 	{"lobby", "PIRCAN_LOBBY", "#agents", "lobby channel", false},
 	{"quit-message", "PIRCAN_QUIT_MESSAGE", pircanbot.DefaultQuitMessage, "the QUIT text of a plain stop (Ctrl-C, SIGTERM)", false},
-	{"http-addr", "PIRCAN_HTTP_ADDR", "127.0.0.1:8080", "listen address of the portal, health and metrics", false},
+	{"http-addr", "PIRCAN_HTTP_ADDR", "127.0.0.1:8080", "listen address of the HTTP faces: the owner portal /owner, MCP /mcp, A2A /a2a/, the manifest /api/v1/manifest, /.well-known/oauth-protected-resource, /healthz, /readyz and /metrics", false},
 	{"metrics-addr", "PIRCAN_METRICS_ADDR", "", "listen address of /metrics alone; when set, the http-addr listener does not serve it", false},
 	{"log-level", "PIRCAN_LOG_LEVEL", "info", "debug, info, warn or error", false},
 	{"log-format", "PIRCAN_LOG_FORMAT", "json", "json or console", false},
@@ -56,22 +56,27 @@ var settings = []setting{
 	{"reply-burst", "PIRCAN_REPLY_BURST", "5", "lines to one recipient before pacing", false},
 	{"reply-rate", "PIRCAN_REPLY_RATE", "2", "lines per second to one recipient after the burst", false},
 	{"output-burst", "PIRCAN_OUTPUT_BURST", "200", "global output burst (lines)", false},
-	{"output-rate", "PIRCAN_OUTPUT_RATE", "200", "global output cap (lines per second)", false},
+	{"output-rate", "PIRCAN_OUTPUT_RATE", "200", "global output cap (lines per second); set explicitly, it states the connection is exempt from flood control (as output-exempt)", false},
+	{"output-exempt", "PIRCAN_OUTPUT_EXEMPT", "false", "the server exempts the bot's connection from flood control: the output cap is in force without OPER (default: only once OPER is granted; true when output-rate is set)", false},
 	{"webhook-allow-hosts", "PIRCAN_WEBHOOK_ALLOW_HOSTS", "", "comma-separated hosts webhooks may reach though they resolve to internal addresses (plain http allowed too)", false},
 	{"workers", "PIRCAN_WORKERS", "16", "requests handled at once", false},
 }
 
-// config holds resolved values by flag name.
-type config map[string]*string
+// config holds resolved values by flag name, and which of them were set
+// (by a flag, the environment or the file) rather than defaulted.
+type config struct {
+	vals     map[string]*string
+	explicit map[string]bool
+}
 
 // bindFlags registers every setting on fs. A value's precedence: flag, then
 // environment, then the --config file, then the default.
 func bindFlags(fs *flag.FlagSet) (config, *string) {
-	c := config{}
+	c := config{vals: map[string]*string{}, explicit: map[string]bool{}}
 	for _, s := range settings {
 		v := s.def
-		c[s.flag] = &v
-		fs.StringVar(c[s.flag], s.flag, s.def, fmt.Sprintf("%s (env %s)", s.help, s.env))
+		c.vals[s.flag] = &v
+		fs.StringVar(c.vals[s.flag], s.flag, s.def, fmt.Sprintf("%s (env %s)", s.help, s.env))
 	}
 	file := fs.String("config", os.Getenv("PIRCAN_CONFIG"), "optional file of PIRCAN_*=value lines (env PIRCAN_CONFIG)")
 	return c, file
@@ -90,12 +95,15 @@ func (c config) resolve(fs *flag.FlagSet, file string) error {
 	}
 	for _, s := range settings {
 		if set[s.flag] {
+			c.explicit[s.flag] = true
 			continue
 		}
 		if v, ok := os.LookupEnv(s.env); ok {
-			*c[s.flag] = v
+			*c.vals[s.flag] = v
+			c.explicit[s.flag] = true
 		} else if v, ok := fromFile[s.env]; ok {
-			*c[s.flag] = v
+			*c.vals[s.flag] = v
+			c.explicit[s.flag] = true
 		}
 	}
 	return nil
@@ -123,7 +131,10 @@ func readEnvFile(path string) (map[string]string, error) {
 	return out, sc.Err()
 }
 
-func (c config) str(name string) string { return *c[name] }
+func (c config) str(name string) string { return *c.vals[name] }
+
+// set says whether the setting was given rather than defaulted.
+func (c config) set(name string) bool { return c.explicit[name] }
 
 // list is a comma-separated setting, blanks dropped.
 func (c config) list(name string) []string {

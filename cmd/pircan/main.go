@@ -192,7 +192,7 @@ func serverConfig(c config) (pircanbot.Config, error) {
 			Insecure: e.bool(c, "irc-insecure"), Nick: c.str("nick"),
 			SASLAccount: c.str("sasl-account"), SASLPassword: c.str("sasl-password"),
 			OperName: c.str("oper-name"), OperPassword: c.str("oper-password"), Lobby: c.str("lobby"),
-			NickReclaim: c.str("nick-reclaim"),
+			NickReclaim: c.str("nick-reclaim"), OutputExempt: outputExempt(c, &e),
 			Pacing: transport.PacerConfig{
 				Burst: e.int(c, "reply-burst"), PerSecond: e.float(c, "reply-rate"),
 				GlobalBurst: e.int(c, "output-burst"), GlobalRate: e.float(c, "output-rate"),
@@ -366,4 +366,14 @@ func runAudit(ctx context.Context, args []string, out, errOut io.Writer) error {
 		func(err error, in time.Duration) {
 			fmt.Fprintf(errOut, "pircan audit: database connection lost (%v); reconnecting in %s\n", err, in.Round(time.Millisecond))
 		})
+}
+
+// outputExempt is whether the operator states that the server exempts the
+// bot from flood control: PIRCAN_OUTPUT_EXEMPT when given, else whether
+// PIRCAN_OUTPUT_RATE was (a rate chosen for this server is one it allows).
+func outputExempt(c config, e *errs) bool {
+	if c.set("output-exempt") {
+		return e.bool(c, "output-exempt")
+	}
+	return c.set("output-rate")
 }

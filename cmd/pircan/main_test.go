@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -291,5 +293,63 @@ func TestAuditFollowSurvivesDatabaseRestart(t *testing.T) {
 	go io.Copy(io.Discard, pr)
 	if err := <-done; err != nil {
 		t.Fatalf("audit --follow: %v", err)
+	}
+}
+
+// The output exemption: stated by PIRCAN_OUTPUT_EXEMPT (flag, environment
+// or file), or by a PIRCAN_OUTPUT_RATE given at all; an explicit
+// PIRCAN_OUTPUT_EXEMPT=false keeps a given rate for after OPER.
+func TestOutputExemptConfig(t *testing.T) {
+	t.Setenv("PIRCAN_SASL_ACCOUNT", "bot")
+	t.Setenv("PIRCAN_SASL_PASSWORD", "pw")
+	file := filepath.Join(t.TempDir(), "pircan.env")
+	for _, tc := range []struct {
+		name   string
+		env    map[string]string
+		file   string
+		args   []string
+		exempt bool
+		rate   float64
+	}{
+		{name: "defaults", rate: 200},
+		{name: "exempt from the environment", env: map[string]string{"PIRCAN_OUTPUT_EXEMPT": "true"}, exempt: true, rate: 200},
+		{name: "exempt by flag", args: []string{"--output-exempt=true"}, exempt: true, rate: 200},
+		{name: "exempt from the file", file: "PIRCAN_OUTPUT_EXEMPT=true\n", exempt: true, rate: 200},
+		{name: "a rate from the environment", env: map[string]string{"PIRCAN_OUTPUT_RATE": "50"}, exempt: true, rate: 50},
+		{name: "the default rate given explicitly", file: "PIRCAN_OUTPUT_RATE=200\n", exempt: true, rate: 200},
+		{name: "a rate by flag", args: []string{"--output-rate", "30"}, exempt: true, rate: 30},
+		{name: "a rate, not exempt", env: map[string]string{"PIRCAN_OUTPUT_RATE": "50", "PIRCAN_OUTPUT_EXEMPT": "false"}, rate: 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			args := tc.args
+			if tc.file != "" {
+				if err := os.WriteFile(file, []byte(tc.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, "--config", file)
+			}
+			c := newCommon("serve")
+			if err := c.parse(args); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := serverConfig(c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.IRC.OutputExempt != tc.exempt || cfg.IRC.Pacing.GlobalRate != tc.rate {
+				t.Fatalf("exempt %v at %v/s, want %v at %v/s", cfg.IRC.OutputExempt, cfg.IRC.Pacing.GlobalRate, tc.exempt, tc.rate)
+			}
+		})
+	}
+	t.Setenv("PIRCAN_OUTPUT_EXEMPT", "maybe")
+	c := newCommon("serve")
+	if err := c.parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := serverConfig(c.cfg); err == nil || !strings.Contains(err.Error(), "output-exempt") {
+		t.Fatalf("a bad PIRCAN_OUTPUT_EXEMPT: %v", err)
 	}
 }

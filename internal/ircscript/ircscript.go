@@ -338,3 +338,15 @@ func (l *Logs) Wait(t testing.TB, subs ...string) string {
 		}
 	}
 }
+
+// Has says whether any line so far contains s.
+func (l *Logs) Has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if strings.Contains(line, s) {
+			return true
+		}
+	}
+	return false
+}

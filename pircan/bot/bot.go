@@ -110,6 +110,12 @@ func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
 		log.Warn().Msg("autovacuum is off on this Postgres: FIND slows as the directory changes " +
 			"unless VACUUM (ANALYZE) agents, agent_capabilities runs regularly")
 	}
+	if !cfg.NoIRC && !cfg.IRC.OutputExempt {
+		o := transport.OrdinaryOutput
+		log.Warn().Int("burst", o.Burst).Float64("per_second", o.PerSecond).
+			Msg("output capped like an ordinary client's until the server grants OPER (381): replies queue behind it under load; " +
+				"once the server exempts PIRCAN from flood control, say so with PIRCAN_OUTPUT_EXEMPT=true (README, \"Output cap\")")
+	}
 	conn := transport.New(cfg.IRC, log.With().Str("component", "irc").Logger())
 	policy := &webhook.Policy{AllowHosts: cfg.WebhookAllowHosts}
 	svc := pircan.NewService(st, pircan.Config{Limits: cfg.Limits, WebhookURLs: policy}, log)

@@ -163,6 +163,10 @@ type Readiness struct {
 	// IRCReason says why IRC is not ready (an active process only).
 	IRCReason string `json:"irc_reason,omitempty"`
 	NoIRC     bool   `json:"no_irc,omitempty"` // an HTTP-only replica (--no-irc)
+	// OutputCapped: the ordinary-client output cap is in force (no OPER
+	// granted, no exemption stated; README "Output cap"). Not a readiness
+	// condition: a capped bot serves, slower under load.
+	OutputCapped bool `json:"output_capped,omitempty"`
 }
 
 // Ready reports whether the bot is ready to serve: on IRC (unless it runs
@@ -177,6 +181,7 @@ func (b *Bot) Readiness(ctx context.Context) Readiness {
 	if !r.IRC && !r.Standby && !r.NoIRC {
 		r.IRCReason = b.conn.NotServing()
 	}
+	r.OutputCapped = !r.NoIRC && !b.conn.OutputExempt()
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	if err := b.store.Ping(ctx); err != nil {

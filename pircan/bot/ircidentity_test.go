@@ -137,10 +137,20 @@ func testOperRefusedKeepsOrdinaryCap(t *testing.T, kind ircnet.Kind) {
 	bot := bottest.Start(t, bottest.Options{Kind: kind, HTTPAddr: "127.0.0.1:0", Log: logs, Transport: func(c *transport.Config) {
 		c.OperPassword = "not-the-password"
 	}})
+	logs.Wait(t, "output capped like an ordinary client's") // the warning at start
 	logs.Wait(t, "OPER refused")
 	families := scrape(t, bot)
 	if v := gaugeValue(t, families, "pircan_output_cap_lines_per_second"); v != transport.OrdinaryOutput.PerSecond {
 		t.Fatalf("pircan_output_cap_lines_per_second = %v, want %v", v, transport.OrdinaryOutput.PerSecond)
+	}
+	if v := gaugeValue(t, families, "pircan_output_exempt"); v != 0 {
+		t.Fatalf("pircan_output_exempt = %v", v)
+	}
+	if v := gaugeValue(t, families, "pircan_output_queue_delay_seconds"); v < 0 {
+		t.Fatalf("pircan_output_queue_delay_seconds = %v", v)
+	}
+	if _, r := readyz(t, bot); !r.OutputCapped {
+		t.Fatalf("readyz does not say the output is capped: %+v", r)
 	}
 	if v := gaugeValue(t, families, "pircan_output_cap_burst"); v != float64(transport.OrdinaryOutput.Burst) {
 		t.Fatalf("pircan_output_cap_burst = %v, want %v", v, transport.OrdinaryOutput.Burst)
@@ -154,6 +164,31 @@ func testOperRefusedKeepsOrdinaryCap(t *testing.T, kind ircnet.Kind) {
 	// with 491 alone, and PIRCAN does not leave over it.
 	if n := bot.Conn().Reconnects(); n != 0 {
 		t.Fatalf("%d reconnects after the refused OPER", n)
+	}
+}
+
+// An exemption the operator states (PIRCAN_OUTPUT_EXEMPT): the configured
+// cap is in force though OPER is refused, with no warning at start.
+func TestStatedOutputExemption(t *testing.T) {
+	t.Parallel()
+	logs := ircscript.NewLogs()
+	bot := bottest.Start(t, bottest.Options{HTTPAddr: "127.0.0.1:0", Log: logs, Transport: func(c *transport.Config) {
+		c.OperPassword = "not-the-password"
+		c.OutputExempt = true
+	}})
+	logs.Wait(t, "OPER refused; the output exemption is stated")
+	families := scrape(t, bot)
+	if v := gaugeValue(t, families, "pircan_output_cap_lines_per_second"); v != transport.DefaultPacing.GlobalRate {
+		t.Fatalf("pircan_output_cap_lines_per_second = %v, want %v", v, transport.DefaultPacing.GlobalRate)
+	}
+	if v := gaugeValue(t, families, "pircan_output_exempt"); v != 1 {
+		t.Fatalf("pircan_output_exempt = %v", v)
+	}
+	if _, r := readyz(t, bot); r.OutputCapped {
+		t.Fatalf("readyz says capped: %+v", r)
+	}
+	if logs.Has("output capped like an ordinary client's") {
+		t.Fatal("the cap warning with an exemption stated")
 	}
 }
 

@@ -140,6 +140,8 @@ var (
 	descOutputDropped  = desc("pircan_output_dropped_lines_total", "Reply lines dropped because a recipient's queue was full.")
 	descOutputCapRate  = desc("pircan_output_cap_lines_per_second", "Global output cap in force: the configured one while the server grants a fake-lag exemption (OPER), the ordinary-client one otherwise, halved after each flood disconnect.")
 	descOutputCapBurst = desc("pircan_output_cap_burst", "Lines the global output cap lets out at once.")
+	descOutputDelay    = desc("pircan_output_queue_delay_seconds", "How long a reply queued now waits behind the lines already queued, at the global output cap in force (lines waiting / lines per second).")
+	descOutputExempt   = desc("pircan_output_exempt", "1 while the configured output cap is in force (OPER granted, or PIRCAN_OUTPUT_EXEMPT / PIRCAN_OUTPUT_RATE stated), 0 while the ordinary-client cap is.")
 	descOutputDeparted = desc("pircan_output_departed_lines_total", "Reply lines not sent because their account left the nick before they could be written.")
 	descStandby        = desc("pircan_standby", "1 while this process stands by (another holds the leader lock).")
 	descDatabaseUp     = desc("pircan_database_up", "1 when the scrape's backlog query succeeded.")
@@ -162,7 +164,7 @@ var (
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIRCConnected, descIRCReconnects, descEventsQueued, descEventsDropped,
 		descIntakeWaits, descDispatchQueued, descNotifyQueued, descNotifyRefused,
-		descOutputQueue, descOutputSent, descOutputDropped, descOutputDeparted, descOutputCapRate, descOutputCapBurst, descStandby, descDatabaseUp, descNotifyWaiting,
+		descOutputQueue, descOutputSent, descOutputDropped, descOutputDeparted, descOutputCapRate, descOutputCapBurst, descOutputDelay, descOutputExempt, descStandby, descDatabaseUp, descNotifyWaiting,
 		descPoolAcquired, descPoolIdle, descPoolTotal, descPoolMax, descPoolAcquires, descPoolAcquireSec,
 		descPoolEmpty, descPoolCanceled, descAgentCacheHits, descAgentCacheMiss, descTokenCacheHits, descTokenCacheMiss, descFindCounts} {
 		ch <- d
@@ -195,6 +197,8 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	oc := b.conn.OutputCap()
 	gauge(descOutputCapRate, oc.PerSecond)
 	gauge(descOutputCapBurst, float64(oc.Burst))
+	gauge(descOutputDelay, float64(queued)/oc.PerSecond)
+	gauge(descOutputExempt, bool01(b.conn.OutputExempt()))
 	counter(descOutputDeparted, float64(b.conn.Pacer().Departed()))
 	gauge(descStandby, bool01(b.standby.Load()))
 

@@ -39,6 +39,11 @@ type Config struct {
 	OperPassword string
 	Lobby        string
 	Pacing       PacerConfig
+	// OutputExempt states that the server exempts this connection from
+	// flood control (an oper class, a connect class, an exemption by host
+	// or account that PIRCAN cannot see): Pacing's global cap is in force
+	// from the start, OPER or not. A flood disconnect still halves it.
+	OutputExempt bool
 	BackoffMin   time.Duration
 	BackoffMax   time.Duration
 	// NickReclaim is how PIRCAN takes its nick back from another client
@@ -154,7 +159,7 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 		}
 	}
 	c := &Conn{cfg: cfg, log: logger, events: newLanes(cfg.QueueSize), channels: map[string]bool{},
-		joinSent: map[string]bool{}, whoWaits: map[string]*whoWait{}, output: newOutputPolicy(cfg.Pacing),
+		joinSent: map[string]bool{}, whoWaits: map[string]*whoWait{}, output: newOutputPolicy(cfg.Pacing, cfg.OutputExempt),
 		presence: NewPresence(nil)}
 	c.pacer = NewPacer(cfg.Pacing, nil, connOutput{c})
 	c.applyOutput(c.output.set(false))
@@ -256,6 +261,11 @@ func (c *Conn) OutputCap() OutputCap {
 	r, b := c.pacer.GlobalRate()
 	return OutputCap{Burst: b, PerSecond: r}
 }
+
+// OutputExempt says whether the configured output cap is in force (the
+// server granted OPER, or the operator stated an exemption) rather than
+// the ordinary-client one.
+func (c *Conn) OutputExempt() bool { return c.output.Exempt() }
 
 func (c *Conn) applyOutput(o OutputCap) { c.pacer.SetGlobalRate(o.PerSecond, o.Burst) }
 
@@ -533,11 +543,19 @@ func (c *Conn) stopServing(irc *ircevent.Connection) {
 func (c *Conn) prepare(irc *ircevent.Connection) {
 	irc.Send("MODE", irc.CurrentNick(), "+B")
 	o := c.OutputCap()
-	if c.cfg.OperName != "" {
+	switch {
+	case c.cfg.OperName != "" && c.cfg.OutputExempt:
+		irc.Send("OPER", c.cfg.OperName, c.cfg.OperPassword)
+		c.log.Info().Int("burst", o.Burst).Float64("per_second", o.PerSecond).
+			Msg("OPER sent; the output exemption is stated (PIRCAN_OUTPUT_EXEMPT or PIRCAN_OUTPUT_RATE): configured output cap in force")
+	case c.cfg.OperName != "":
 		irc.Send("OPER", c.cfg.OperName, c.cfg.OperPassword)
 		c.log.Info().Int("burst", o.Burst).Float64("per_second", o.PerSecond).
 			Msg("OPER sent: ordinary-client output cap until the server grants it (381)")
-	} else {
+	case c.cfg.OutputExempt:
+		c.log.Info().Int("burst", o.Burst).Float64("per_second", o.PerSecond).
+			Msg("the output exemption is stated (PIRCAN_OUTPUT_EXEMPT or PIRCAN_OUTPUT_RATE): configured output cap in force")
+	default:
 		c.log.Info().Int("burst", o.Burst).Float64("per_second", o.PerSecond).
 			Msg("no PIRCAN_OPER_NAME: no fake-lag exemption, ordinary-client output cap in force")
 	}
@@ -651,8 +669,11 @@ func (c *Conn) addCallbacks(gc guardedIRC, l *link) {
 	gc.AddCallback("315", c.whoEnd)
 	operRefused := func(m ircmsg.Message) {
 		o := c.OutputCap()
-		c.log.Warn().Str("reply", m.Command+" "+lastParam(m)).Int("burst", o.Burst).Float64("per_second", o.PerSecond).
-			Msg("OPER refused: no fake-lag exemption, ordinary-client output cap stays in force")
+		msg := "OPER refused: no fake-lag exemption, ordinary-client output cap stays in force"
+		if c.cfg.OutputExempt {
+			msg = "OPER refused; the output exemption is stated, so the configured output cap stays in force"
+		}
+		c.log.Warn().Str("reply", m.Command+" "+lastParam(m)).Int("burst", o.Burst).Float64("per_second", o.PerSecond).Msg(msg)
 	}
 	gc.AddCallback("491", operRefused) // ERR_NOOPERHOST
 	gc.AddCallback("464", operRefused) // ERR_PASSWDMISMATCH

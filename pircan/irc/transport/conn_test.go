@@ -392,8 +392,8 @@ func TestOutputCapFollowsTheServer(t *testing.T) {
 }
 
 func TestOutputPolicy(t *testing.T) {
-	o := newOutputPolicy(PacerConfig{GlobalBurst: 200, GlobalRate: 200})
-	if got := o.set(false); got != OrdinaryOutput {
+	o := newOutputPolicy(PacerConfig{GlobalBurst: 200, GlobalRate: 200}, false)
+	if got := o.set(false); got != OrdinaryOutput || o.Exempt() {
 		t.Fatalf("without exemption %+v", got)
 	}
 	if got := o.flooded(); got != (OutputCap{Burst: 2, PerSecond: 0.5}) {
@@ -405,9 +405,21 @@ func TestOutputPolicy(t *testing.T) {
 	if got := o.set(true); got != minOutput {
 		t.Fatalf("floor %+v, want %+v", got, minOutput)
 	}
-	small := newOutputPolicy(PacerConfig{GlobalBurst: 2, GlobalRate: 0.5})
+	small := newOutputPolicy(PacerConfig{GlobalBurst: 2, GlobalRate: 0.5}, false)
 	if got := small.set(false); got != (OutputCap{Burst: 2, PerSecond: 0.5}) {
 		t.Fatalf("a configured cap below the ordinary one: %+v", got)
+	}
+	// An exemption the operator states: the configured cap without OPER,
+	// on every connection, and still halved by a flood disconnect.
+	stated := newOutputPolicy(PacerConfig{GlobalBurst: 200, GlobalRate: 200}, true)
+	if got := stated.set(false); got != (OutputCap{Burst: 200, PerSecond: 200}) || !stated.Exempt() {
+		t.Fatalf("stated exemption %+v", got)
+	}
+	if got := stated.flooded(); got != (OutputCap{Burst: 100, PerSecond: 100}) {
+		t.Fatalf("stated exemption after a flood kill %+v", got)
+	}
+	if got := stated.set(false); got != (OutputCap{Burst: 100, PerSecond: 100}) {
+		t.Fatalf("stated exemption on the next connection %+v", got)
 	}
 	for _, text := range []string{"Closing link: (x@y) [Excess Flood]", "RecvQ exceeded", "SendQ exceeded"} {
 		if !floodKill(text) {

@@ -53,28 +53,38 @@ func (p *Pacer) GlobalRate() (perSecond float64, burst int) {
 	return p.cfg.GlobalRate, p.cfg.GlobalBurst
 }
 
-// outputPolicy picks the global cap: the configured one only while the
-// server has granted a fake-lag exemption (OPER answered 381), the
-// ordinary-client cap otherwise, and both never above a ceiling that each
-// flood disconnect halves (for the life of the process).
+// outputPolicy picks the global cap: the configured one while the server
+// has granted a fake-lag exemption (OPER answered 381) or the operator
+// stated one (Config.OutputExempt), the ordinary-client cap otherwise, and
+// both never above a ceiling that each flood disconnect halves (for the
+// life of the process).
 type outputPolicy struct {
 	mu         sync.Mutex
 	configured OutputCap
 	ceiling    OutputCap
-	exempt     bool
+	exempt     bool // granted on this connection (381)
+	stated     bool // by the operator, for every connection
 }
 
-func newOutputPolicy(cfg PacerConfig) *outputPolicy {
+func newOutputPolicy(cfg PacerConfig, stated bool) *outputPolicy {
 	c := OutputCap{Burst: cfg.GlobalBurst, PerSecond: cfg.GlobalRate}
-	return &outputPolicy{configured: c, ceiling: c}
+	return &outputPolicy{configured: c, ceiling: c, stated: stated}
 }
 
 func (o *outputPolicy) inForce() OutputCap {
 	c := OrdinaryOutput.min(o.configured)
-	if o.exempt {
+	if o.exempt || o.stated {
 		c = o.configured
 	}
 	return c.min(o.ceiling)
+}
+
+// Exempt says whether the configured cap is in force (granted or stated),
+// rather than the ordinary-client one.
+func (o *outputPolicy) Exempt() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.exempt || o.stated
 }
 
 // set records whether the exemption holds and returns the cap in force.
