@@ -2,6 +2,7 @@ package pircan_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/creatimus/pircan/pircan"
@@ -319,6 +320,39 @@ func TestTasksHour(t *testing.T) {
 	// The limit is the requester's: b may still ask a.
 	agreeScopes(t, svc, b, a, "task:review")
 	sendTask(t, svc, b, a, "review", "mine")
+}
+
+// Racing tasks of one requester, to two targets, keep its hourly limit:
+// the count is taken after the requester's row is locked.
+func TestRacingTasksKeepTheHour(t *testing.T) {
+	t.Parallel()
+	l := sharedLimits()
+	l.TasksHour = 3
+	svc := newServiceLimits(t, l)
+	a, b, c := agent(t, svc, pircan.FaceMCP), agent(t, svc, pircan.FaceMCP), agent(t, svc, pircan.FaceMCP)
+	agreeScopes(t, svc, a, b, "task:translate")
+	agreeScopes(t, svc, a, c, "task:translate")
+	const racers = 8
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		to := []pircan.Caller{b, c}[i%2].Agent.ID
+		wg.Go(func() {
+			_, errs[i] = svc.SendTask(t.Context(), a, pircan.SendTaskArgs{To: &to, Text: sp("race")})
+		})
+	}
+	wg.Wait()
+	sent := 0
+	for _, err := range errs {
+		if err == nil {
+			sent++
+			continue
+		}
+		wantErr(t, "a racing task over the hour", err, pircan.CodeRateLimited, "")
+	}
+	if n := taskCount(t, a.Agent.ID); sent != l.TasksHour || n != l.TasksHour {
+		t.Fatalf("%d tasks accepted, %d stored; want %d", sent, n, l.TasksHour)
+	}
 }
 
 func TestTaskNotifications(t *testing.T) {

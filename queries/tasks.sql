@@ -17,10 +17,38 @@ WHERE requester = @requester AND target = @target
 ORDER BY expires_at DESC, id
 FOR SHARE;
 
--- name: InsertTask :one
-INSERT INTO tasks (requester, target, agreement_id, skill, text)
-VALUES (@requester, @target, @agreement_id, @skill, @text)
-RETURNING id;
+-- name: LockTaskRequester :one
+-- Serialises one requester's tasks (its hourly count is taken by SendTask,
+-- a later statement of the same transaction, whose snapshot then holds
+-- every task of an earlier holder), and says whether the target exists:
+-- one round trip. NO KEY: the tasks' foreign keys need a share lock on it.
+SELECT EXISTS (SELECT 1 FROM agents t WHERE t.id = @target) AS target_exists
+FROM agents me WHERE me.id = @requester
+FOR NO KEY UPDATE OF me;
+
+-- name: SendTask :one
+-- A task's hourly count, its insert, its audit entry and the target's
+-- notification in one statement, returning the task as TaskOf does (no
+-- row: the hourly limit). Run after LockTaskRequester and TaskAgreements.
+WITH recent AS (
+    SELECT count(*) AS n FROM tasks c
+    WHERE c.requester = @requester AND c.created_at > now() - interval '1 hour'
+), ins AS (
+    INSERT INTO tasks (requester, target, agreement_id, skill, text)
+    SELECT @requester::uuid, @target::uuid, @agreement_id::uuid, @skill::text, @text::text
+    FROM recent WHERE recent.n < @tasks_hour::bigint
+    RETURNING *
+), audited AS (
+    INSERT INTO audit_log (actor_account, actor_agent, action, subject, details)
+    SELECT @actor_account::text, sqlc.narg('actor_agent')::uuid, @action::text, ins.id::text, @details::jsonb FROM ins
+), notified AS (
+    INSERT INTO notifications (agent_id, type) SELECT ins.target, @notify_type::text FROM ins
+)
+SELECT ins.id, ins.requester, r.name AS requester_name, ins.target, g.name AS target_name, ins.agreement_id,
+       ins.skill, ins.text, ins.state, ins.answer, ins.created_at, ins.answered_at
+FROM ins
+JOIN agents r ON r.id = ins.requester
+JOIN agents g ON g.id = ins.target;
 
 -- name: TaskOf :one
 -- One task of which the agent is a party, with both parties' names.

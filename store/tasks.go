@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/creatimus/pircan/pircan"
@@ -11,7 +12,9 @@ import (
 // AddTask implements pircan.TaskStore: the hourly limit is counted with the
 // requester's row locked (racing tasks from several faces of one agent
 // cannot beat it), and the granting agreement is share-locked until the task
-// references it, so a racing revoke either waits or is seen.
+// references it, so a racing revoke either waits or is seen. Three
+// statements: the lock (and whether the target exists), the agreements, and
+// one for the count, the insert, its audit entry and the notification.
 func (s *Store) AddTask(ctx context.Context, actor pircan.Actor, t pircan.NewTask, l pircan.Limits) (pircan.Task, error) {
 	var out pircan.Task
 	me := actor.AgentID
@@ -22,14 +25,8 @@ func (s *Store) AddTask(ctx context.Context, actor pircan.Actor, t pircan.NewTas
 		if !pircan.ValidID(t.To) {
 			return pircan.ErrUnknownAgent
 		}
-		if ok, err := q.AgentExists(ctx, t.To); err != nil || !ok {
-			return orErr(err, pircan.ErrUnknownAgent)
-		}
-		if err := q.LockAgent(ctx, me); err != nil {
-			return err
-		}
-		if n, err := q.CountTasksLastHour(ctx, me); err != nil || n >= int64(l.TasksHour) {
-			return orErr(err, pircan.ErrRateLimited)
+		if ok, err := q.LockTaskRequester(ctx, db.LockTaskRequesterParams{Target: t.To, Requester: me}); err != nil || !ok {
+			return orErr(notFoundOr(err), pircan.ErrUnknownAgent)
 		}
 		active, err := q.TaskAgreements(ctx, db.TaskAgreementsParams{Requester: me, Target: t.To})
 		if err != nil {
@@ -39,20 +36,22 @@ func (s *Store) AddTask(ctx context.Context, actor pircan.Actor, t pircan.NewTas
 		if err != nil {
 			return err
 		}
-		id, err := q.InsertTask(ctx, db.InsertTaskParams{Requester: me, Target: t.To, AgreementID: agreement,
-			Skill: skill, Text: t.Text})
+		e, err := auditEntry(actor, "task.sent", "", map[string]any{"to": t.To, "agreement": agreement,
+			"skill": skill, "size": len(t.Text)})
 		if err != nil {
 			return err
 		}
-		if err := audit(ctx, q, actor, "task.sent", id, map[string]any{"to": t.To, "agreement": agreement,
-			"skill": skill, "size": len(t.Text)}); err != nil {
+		r, err := q.SendTask(ctx, db.SendTaskParams{Requester: me, Target: t.To, AgreementID: agreement,
+			Skill: skill, Text: t.Text, TasksHour: int64(l.TasksHour), ActorAccount: e.ActorAccount,
+			ActorAgent: e.ActorAgent, Action: e.Action, Details: e.Details, NotifyType: pircan.NotifyTaskRequest})
+		if errors.Is(err, errNoRows) {
+			return pircan.ErrRateLimited
+		}
+		if err != nil {
 			return err
 		}
-		if err := notify(ctx, q, t.To, pircan.NotifyTaskRequest); err != nil {
-			return err
-		}
-		out, err = taskOf(ctx, q, me, id)
-		return err
+		out = task(db.TaskOfRow(r))
+		return nil
 	})
 	return out, err
 }

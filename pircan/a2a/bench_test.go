@@ -285,3 +285,142 @@ func benchCalls(b *testing.B, clients []*benchClient, one func(*benchClient, *te
 	b.ReportMetric(rank(0.99), "p99-ms")
 	b.ReportMetric(float64(len(all))/wall.Seconds(), "req/s")
 }
+
+// BenchmarkA2ASend is issue 24's target 4 (BENCHMARKS.md "Issue 24"), each
+// figure a ratio taken in one run:
+//
+//   - clients=1: SendMessage and the A2A floor (floor above: the face's
+//     path up to the operation) alternate, one call each a round;
+//     send/floor-p50 is the ratio judged (≤ 2).
+//   - clients=50: SendMessage by the raw client and the MCP face's
+//     send_task by the go-sdk client (each requester's own session), in
+//     four alternating phases of b.N/4 calls; a2a/mcp-calls is SendMessage's
+//     throughput over send_task's (≥ 1).
+//
+//	go test -run '^$' -bench 'BenchmarkA2ASend' -benchtime 2000x ./pircan/a2a
+//
+// Raised for it: as BenchmarkA2A.
+func BenchmarkA2ASend(b *testing.B) {
+	l := limits()
+	l.HTTPPerMinute = 1 << 30
+	l.TasksHour = 1 << 30
+	e := newEnvWith(b, l, a2a.Config{})
+	mcpURL := mcpServer(b, e.core)
+	target := e.agent(b, "Bench target", "bench")
+	clients := make([]*benchClient, benchClients)
+	for i := range clients {
+		a := e.agent(b, fmt.Sprintf("Bench sender %d", i))
+		e.agree(b, a, target, "task:bench")
+		clients[i] = &benchClient{e: e, a: a, target: target.id,
+			http: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
+		clients[i].mcp = mcpSession(b, mcpURL, a.token)
+	}
+	send := func(c *benchClient, b *testing.B) error { _, err := c.send(b); return err }
+	sendTask := func(c *benchClient, b *testing.B) error {
+		res, err := c.mcp.CallTool(b.Context(), &sdk.CallToolParams{Name: "send_task",
+			Arguments: map[string]any{"to": c.target, "skill": "bench", "text": "Benchmark task: nothing to do."}})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("send_task refused: %v", res.Content)
+		}
+		return err
+	}
+	b.Run("clients=1", func(b *testing.B) {
+		c := clients[0]
+		for _, one := range []func(*benchClient, *testing.B) error{(*benchClient).floor, send} {
+			if err := one(c, b); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var floor, sends []time.Duration
+		b.ResetTimer()
+		for i := range b.N {
+			pair := []struct {
+				one func(*benchClient, *testing.B) error
+				to  *[]time.Duration
+			}{{(*benchClient).floor, &floor}, {send, &sends}}
+			for k := range pair {
+				p := pair[(i+k)%2]
+				s := time.Now()
+				if err := p.one(c, b); err != nil {
+					b.Fatal(err)
+				}
+				*p.to = append(*p.to, time.Since(s))
+			}
+		}
+		b.StopTimer()
+		fp50, fp99 := percentiles(floor)
+		sp50, sp99 := percentiles(sends)
+		b.ReportMetric(fp50, "floor-p50-ms")
+		b.ReportMetric(fp99, "floor-p99-ms")
+		b.ReportMetric(sp50, "send-p50-ms")
+		b.ReportMetric(sp99, "send-p99-ms")
+		b.ReportMetric(sp50/fp50, "send/floor-p50")
+	})
+	b.Run(fmt.Sprintf("clients=%d", benchClients), func(b *testing.B) {
+		var calls [2]int
+		var walls [2]time.Duration
+		var durs [2][]time.Duration
+		for _, c := range clients { // one untimed call each, both ways
+			if err := errors.Join(send(c, b), sendTask(c, b)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ResetTimer()
+		for phase := range 4 {
+			k := phase % 2
+			d, wall := timedCalls(b, clients, b.N/4+1, []func(*benchClient, *testing.B) error{send, sendTask}[k])
+			calls[k] += len(d)
+			walls[k] += wall
+			durs[k] = append(durs[k], d...)
+		}
+		b.StopTimer()
+		a2aRate := float64(calls[0]) / walls[0].Seconds()
+		mcpRate := float64(calls[1]) / walls[1].Seconds()
+		ap50, _ := percentiles(durs[0])
+		mp50, _ := percentiles(durs[1])
+		b.ReportMetric(a2aRate, "a2a-calls/s")
+		b.ReportMetric(mcpRate, "mcp-calls/s")
+		b.ReportMetric(ap50, "a2a-p50-ms")
+		b.ReportMetric(mp50, "mcp-p50-ms")
+		b.ReportMetric(a2aRate/mcpRate, "a2a/mcp-calls")
+	})
+}
+
+// timedCalls has the clients make n calls of one between them, each in a
+// loop of its own: every call's latency and the wall time.
+func timedCalls(b *testing.B, clients []*benchClient, n int, one func(*benchClient, *testing.B) error) ([]time.Duration, time.Duration) {
+	durs := make([][]time.Duration, len(clients))
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i, c := range clients {
+		share := n / len(clients)
+		if i < n%len(clients) {
+			share++
+		}
+		wg.Go(func() {
+			for range share {
+				s := time.Now()
+				if errs[i] = one(c, b); errs[i] != nil {
+					return
+				}
+				durs[i] = append(durs[i], time.Since(s))
+			}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(t0)
+	if err := errors.Join(errs...); err != nil {
+		b.Fatal(err)
+	}
+	return slices.Concat(durs...), wall
+}
+
+// percentiles is the p50 and p99 (nearest rank) of durs, in ms.
+func percentiles(durs []time.Duration) (p50, p99 float64) {
+	all := slices.Sorted(slices.Values(durs))
+	rank := func(q float64) float64 {
+		return float64(all[max(int(q*float64(len(all))+0.999999)-1, 0)]) / 1e6
+	}
+	return rank(0.5), rank(0.99)
+}

@@ -64,33 +64,6 @@ func (q *Queries) CountTasksLastHour(ctx context.Context, requester string) (int
 	return count, err
 }
 
-const insertTask = `-- name: InsertTask :one
-INSERT INTO tasks (requester, target, agreement_id, skill, text)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id
-`
-
-type InsertTaskParams struct {
-	Requester   string
-	Target      string
-	AgreementID string
-	Skill       string
-	Text        string
-}
-
-func (q *Queries) InsertTask(ctx context.Context, arg InsertTaskParams) (string, error) {
-	row := q.db.QueryRow(ctx, insertTask,
-		arg.Requester,
-		arg.Target,
-		arg.AgreementID,
-		arg.Skill,
-		arg.Text,
-	)
-	var id string
-	err := row.Scan(&id)
-	return id, err
-}
-
 const listTasks = `-- name: ListTasks :many
 SELECT t.id, t.requester, r.name AS requester_name, t.target, g.name AS target_name, t.agreement_id,
        t.skill, t.text, t.state, t.answer, t.created_at, t.answered_at,
@@ -190,6 +163,114 @@ func (q *Queries) LockTask(ctx context.Context, id string) (LockTaskRow, error) 
 		&i.Requester,
 		&i.Target,
 		&i.State,
+	)
+	return i, err
+}
+
+const lockTaskRequester = `-- name: LockTaskRequester :one
+SELECT EXISTS (SELECT 1 FROM agents t WHERE t.id = $1) AS target_exists
+FROM agents me WHERE me.id = $2
+FOR NO KEY UPDATE OF me
+`
+
+type LockTaskRequesterParams struct {
+	Target    string
+	Requester string
+}
+
+// Serialises one requester's tasks (its hourly count is taken by SendTask,
+// a later statement of the same transaction, whose snapshot then holds
+// every task of an earlier holder), and says whether the target exists:
+// one round trip. NO KEY: the tasks' foreign keys need a share lock on it.
+func (q *Queries) LockTaskRequester(ctx context.Context, arg LockTaskRequesterParams) (bool, error) {
+	row := q.db.QueryRow(ctx, lockTaskRequester, arg.Target, arg.Requester)
+	var target_exists bool
+	err := row.Scan(&target_exists)
+	return target_exists, err
+}
+
+const sendTask = `-- name: SendTask :one
+WITH recent AS (
+    SELECT count(*) AS n FROM tasks c
+    WHERE c.requester = $1 AND c.created_at > now() - interval '1 hour'
+), ins AS (
+    INSERT INTO tasks (requester, target, agreement_id, skill, text)
+    SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text
+    FROM recent WHERE recent.n < $6::bigint
+    RETURNING id, requester, target, agreement_id, skill, text, state, answer, created_at, answered_at
+), audited AS (
+    INSERT INTO audit_log (actor_account, actor_agent, action, subject, details)
+    SELECT $7::text, $8::uuid, $9::text, ins.id::text, $10::jsonb FROM ins
+), notified AS (
+    INSERT INTO notifications (agent_id, type) SELECT ins.target, $11::text FROM ins
+)
+SELECT ins.id, ins.requester, r.name AS requester_name, ins.target, g.name AS target_name, ins.agreement_id,
+       ins.skill, ins.text, ins.state, ins.answer, ins.created_at, ins.answered_at
+FROM ins
+JOIN agents r ON r.id = ins.requester
+JOIN agents g ON g.id = ins.target
+`
+
+type SendTaskParams struct {
+	Requester    string
+	Target       string
+	AgreementID  string
+	Skill        string
+	Text         string
+	TasksHour    int64
+	ActorAccount string
+	ActorAgent   *string
+	Action       string
+	Details      []byte
+	NotifyType   string
+}
+
+type SendTaskRow struct {
+	ID            string
+	Requester     string
+	RequesterName string
+	Target        string
+	TargetName    string
+	AgreementID   string
+	Skill         string
+	Text          string
+	State         string
+	Answer        *string
+	CreatedAt     time.Time
+	AnsweredAt    pgtype.Timestamptz
+}
+
+// A task's hourly count, its insert, its audit entry and the target's
+// notification in one statement, returning the task as TaskOf does (no
+// row: the hourly limit). Run after LockTaskRequester and TaskAgreements.
+func (q *Queries) SendTask(ctx context.Context, arg SendTaskParams) (SendTaskRow, error) {
+	row := q.db.QueryRow(ctx, sendTask,
+		arg.Requester,
+		arg.Target,
+		arg.AgreementID,
+		arg.Skill,
+		arg.Text,
+		arg.TasksHour,
+		arg.ActorAccount,
+		arg.ActorAgent,
+		arg.Action,
+		arg.Details,
+		arg.NotifyType,
+	)
+	var i SendTaskRow
+	err := row.Scan(
+		&i.ID,
+		&i.Requester,
+		&i.RequesterName,
+		&i.Target,
+		&i.TargetName,
+		&i.AgreementID,
+		&i.Skill,
+		&i.Text,
+		&i.State,
+		&i.Answer,
+		&i.CreatedAt,
+		&i.AnsweredAt,
 	)
 	return i, err
 }
