@@ -292,12 +292,13 @@ func benchCalls(b *testing.B, clients []*benchClient, one func(*benchClient, *te
 //   - clients=1: SendMessage and the A2A floor (floor above: the face's
 //     path up to the operation) alternate, one call each a round;
 //     send/floor-p50 is the ratio judged (≤ 2).
+//
 //   - clients=50: SendMessage by the raw client and the MCP face's
 //     send_task by the go-sdk client (each requester's own session), in
 //     four alternating phases of b.N/4 calls; a2a/mcp-calls is SendMessage's
 //     throughput over send_task's (≥ 1).
 //
-//	go test -run '^$' -bench 'BenchmarkA2ASend' -benchtime 2000x ./pircan/a2a
+//     go test -run '^$' -bench 'BenchmarkA2ASend' -benchtime 2000x ./pircan/a2a
 //
 // Raised for it: as BenchmarkA2A.
 func BenchmarkA2ASend(b *testing.B) {
