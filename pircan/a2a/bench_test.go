@@ -289,16 +289,14 @@ func benchCalls(b *testing.B, clients []*benchClient, one func(*benchClient, *te
 // BenchmarkA2ASend is issue 24's target 4 (BENCHMARKS.md "Issue 24"), each
 // figure a ratio taken in one run:
 //
-//   - clients=1: SendMessage and the A2A floor (floor above: the face's
-//     path up to the operation) alternate, one call each a round;
-//     send/floor-p50 is the ratio judged (≤ 2).
+//	go test -run '^$' -bench 'BenchmarkA2ASend' -benchtime 2000x ./pircan/a2a
 //
-//   - clients=50: SendMessage by the raw client and the MCP face's
-//     send_task by the go-sdk client (each requester's own session), in
-//     four alternating phases of b.N/4 calls; a2a/mcp-calls is SendMessage's
-//     throughput over send_task's (≥ 1).
-//
-//     go test -run '^$' -bench 'BenchmarkA2ASend' -benchtime 2000x ./pircan/a2a
+// At one client SendMessage and the A2A floor (floor above: the face's path
+// up to the operation) alternate, one call each a round; send/floor-p50 is
+// the ratio judged (≤ 2). At 50 clients SendMessage by the raw client and
+// the MCP face's send_task by the go-sdk client (each requester's own
+// session) run in four alternating phases of b.N/4 calls; a2a/mcp-calls is
+// SendMessage's throughput over send_task's (≥ 1).
 //
 // Raised for it: as BenchmarkA2A.
 func BenchmarkA2ASend(b *testing.B) {
