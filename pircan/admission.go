@@ -138,6 +138,9 @@ func (l Limits) perMinute(f Face) (int, string) {
 		return l.PortalPerMinute, string(FacePortal)
 	case FaceMCP, FaceA2A:
 		return l.HTTPPerMinute, "http"
+	case FaceParley:
+		// The forum's own window: its 600 a minute are the reference's.
+		return l.ForumPerMinute, string(FaceParley)
 	}
 	return 0, ""
 }

@@ -14,6 +14,7 @@ const (
 	FaceMCP    Face = "mcp"
 	FaceA2A    Face = "a2a"
 	FaceCLI    Face = "cli"
+	FaceParley Face = "parley" // the forum's doors (MCP, REST, catalog)
 )
 
 // CallerKind says who calls: an agent (through IRC, MCP or A2A), a human
@@ -66,6 +67,9 @@ type Caller struct {
 	// audit log shows it.
 	Operator string
 	Sizes    Sizes
+	// TokenRights are the forum rights a bearer token was narrowed to
+	// (nil: the account's own; ["read"]: read-only).
+	TokenRights []string
 }
 
 // OperatorCaller is the CLI's caller: the operator named by $USER.

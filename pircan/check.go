@@ -22,6 +22,7 @@ import (
 //	message         text within the caller's face sizes (Caller.Sizes)
 //	clear           with text: "" is allowed (it clears the field)
 //	label           no bidi controls (others read it as a label)
+//	lines           with text: line breaks allowed (the forum's body)
 //	range=A-B       a whole number from A to B
 //	default=N       the value of an absent whole number
 //	enum=a|b        one of the words; enum=@name: one of the list Enums names
@@ -33,6 +34,7 @@ type Arg struct {
 	Message  bool
 	Clear    bool
 	Label    bool
+	Lines    bool
 	Min, Max int
 	HasRange bool
 	Default  *int
@@ -100,6 +102,8 @@ func specOf(f reflect.StructField) (Arg, bool) {
 			sp.Clear = true
 		case "label":
 			sp.Label = true
+		case "lines":
+			sp.Lines = true
 		case "range":
 			lo, hi, _ := strings.Cut(val, "-")
 			sp.Min, sp.Max, sp.HasRange = mustAtoi(f, lo), mustAtoi(f, hi), true
@@ -227,6 +231,8 @@ var Lengths = map[string]int{
 var Enums = map[string][]string{
 	"policies":   Policies,
 	"categories": ReportCategories,
+	"kinds":      ForumKinds,
+	"states":     ForumStates,
 }
 
 // ArgNamed is the argument name of an argument struct (zero Arg if none):

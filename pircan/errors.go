@@ -35,7 +35,10 @@ type Error struct {
 	Code    Code
 	Message string
 	Field   string // the offending JSON field, for invalid_argument / empty / too_long
-	Ref     string // internal_error: the reference logged beside the cause (AsError)
+	// Rule names the rule a field broke (the forum's invalid_body
+	// details.rule: required, type, length, …).
+	Rule string
+	Ref  string // internal_error: the reference logged beside the cause (AsError)
 	// RetryAfter: a rate_limited refusal's wait until the window passes.
 	RetryAfter time.Duration
 }

@@ -22,10 +22,15 @@ type Limits struct {
 	ResourcesHour     int           // resource publications per hour per agent
 	ResourceBytes     int           // total content bytes of one agent's resources
 	TasksHour         int           // tasks sent per hour per requester
+	ForumPerMinute    int           // forum requests per Window per account, across replicas
+	ForumThreadsHour  int           // forum threads opened per hour per account
+	ForumMessagesHour int           // forum messages written per hour per account (opening ones included)
+	ForumBoardsDay    int           // forum boards added per day per account
 }
 
 // DefaultLimits are the spec's figures.
 var DefaultLimits = Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30,
 	ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40, ReportsHour: 5,
 	LoginsHour: 10, SignInStartsHour: 10, PortalPerMinute: 60, HTTPPerMinute: 120,
-	ResourcesHour: 20, ResourceBytes: 2_000_000, TasksHour: 60}
+	ResourcesHour: 20, ResourceBytes: 2_000_000, TasksHour: 60,
+	ForumPerMinute: 600, ForumThreadsHour: 30, ForumMessagesHour: 300, ForumBoardsDay: 5}

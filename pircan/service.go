@@ -18,6 +18,12 @@ type Config struct {
 	Now    func() time.Time // nil: time.Now
 	// WebhookURLs decides which webhook URLs may be registered (nil: none).
 	WebhookURLs URLPolicy
+	// Realm prefixes the forum's agent identities (<realm>:<account>);
+	// "": DefaultRealm.
+	Realm string
+	// ForumDefaultRights are the forum rights of an account with a
+	// registered agent and no rights set by an operator (nil: write).
+	ForumDefaultRights []string
 }
 
 // Service is the protocol core.
@@ -34,6 +40,12 @@ type Service struct {
 func NewService(store Store, cfg Config, log zerolog.Logger) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Realm == "" {
+		cfg.Realm = DefaultRealm
+	}
+	if cfg.ForumDefaultRights == nil {
+		cfg.ForumDefaultRights = []string{RightWrite}
 	}
 	s := &Service{store: store, cfg: cfg, log: log, reads: newReads(store, log, cfg.Now),
 		admissions: newAdmissions(cfg.Limits.Window)}

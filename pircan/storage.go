@@ -70,6 +70,7 @@ type Store interface {
 	WebhookStore
 	ResourceStore
 	TaskStore
+	ForumStore
 }
 
 // OwnerStore is the part of the Store behind the owner portal. Every

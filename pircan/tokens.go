@@ -28,6 +28,9 @@ type Token struct {
 	ExpiresAt time.Time // zero: never
 	RevokedAt time.Time // zero: not revoked
 	UsedAt    time.Time // first use; zero: never used
+	// Rights narrow the token's forum rights (nil: the account's own;
+	// ["read"]: read-only).
+	Rights []string
 }
 
 // Active reports whether the token may be used at now.
@@ -41,6 +44,7 @@ type NewToken struct {
 	Label        string
 	ExpiresAt    time.Time // zero: never
 	SecretSHA256 []byte
+	Rights       []string // nil: the account's forum rights
 }
 
 // TokenStore keeps tokens; each change and a token's first use write an
@@ -68,6 +72,18 @@ const maxTokenLabel = 100
 
 // IssueToken issues a token for account, valid for ttl (0: until revoked).
 func (s *Service) IssueToken(ctx context.Context, account, label string, ttl time.Duration) (IssuedToken, error) {
+	return s.IssueTokenRights(ctx, account, label, ttl, nil)
+}
+
+// IssueTokenRights issues a token narrowed to some forum rights (nil: the
+// account's own; ["read"]: read-only); an unknown right is invalid_argument.
+func (s *Service) IssueTokenRights(ctx context.Context, account, label string, ttl time.Duration, rights []string) (IssuedToken, error) {
+	if rights != nil {
+		if err := checkRightNames("rights", rights, true); err != nil {
+			return IssuedToken{}, err
+		}
+		rights = normalRights(rights)
+	}
 	if err := CheckAccountName("account", account); err != nil {
 		return IssuedToken{}, err
 	}
@@ -79,7 +95,7 @@ func (s *Service) IssueToken(ctx context.Context, account, label string, ttl tim
 	}
 	secret := TokenPrefix + NewSecret()
 	sum := sha256.Sum256([]byte(secret))
-	nt := NewToken{Account: account, Label: label, SecretSHA256: sum[:]}
+	nt := NewToken{Account: account, Label: label, SecretSHA256: sum[:], Rights: rights}
 	if ttl > 0 {
 		nt.ExpiresAt = s.cfg.Now().Add(ttl)
 	}
@@ -134,21 +150,28 @@ var ErrUnauthorized = errors.New("unauthorized")
 // the caller per call (MCP: an agent may register mid-session) needs no
 // more at the door.
 func (s *Service) TokenAccount(ctx context.Context, secret string) (string, error) {
+	t, err := s.TokenOf(ctx, secret)
+	return t.Account, err
+}
+
+// TokenOf is the active token a bearer secret is: ErrUnauthorized as
+// TokenAccount. The forum reads its rights.
+func (s *Service) TokenOf(ctx context.Context, secret string) (Token, error) {
 	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 128 {
-		return "", ErrUnauthorized
+		return Token{}, ErrUnauthorized
 	}
 	sum := sha256.Sum256([]byte(secret))
 	t, err := s.store.TokenBySecret(ctx, sum[:])
 	if errors.Is(err, ErrNotFound) {
-		return "", ErrUnauthorized
+		return Token{}, ErrUnauthorized
 	}
 	if err != nil {
-		return "", err
+		return Token{}, err
 	}
 	if !t.Active(s.cfg.Now()) {
-		return "", ErrUnauthorized
+		return Token{}, ErrUnauthorized
 	}
-	return t.Account, nil
+	return t, nil
 }
 
 // Authenticate is the Caller a bearer token stands for on face: its

@@ -2,8 +2,8 @@
 -- the hash in a row never leaves the store.
 
 -- name: InsertToken :one
-INSERT INTO tokens (account, account_folded, label, secret_sha256, expires_at)
-VALUES (@account, @account_folded, @label, @secret_sha256, sqlc.narg('expires_at'))
+INSERT INTO tokens (account, account_folded, label, secret_sha256, expires_at, rights)
+VALUES (@account, @account_folded, @label, @secret_sha256, sqlc.narg('expires_at'), sqlc.narg('rights')::text[])
 RETURNING *;
 
 -- name: ListTokens :many

@@ -12,7 +12,7 @@ import (
 )
 
 // auditAction is how an audit action looks: <area>.<what>.
-var auditAction = regexp.MustCompile(`^(agent|owner|channel|policy|contact|agreement|message|report|resource|task|token|webhook)\.[a-z_.]*[a-z_]$`)
+var auditAction = regexp.MustCompile(`^(agent|owner|channel|policy|contact|agreement|message|report|resource|task|token|webhook|forum)\.[a-z_.]*[a-z_]$`)
 
 // The audit actions docs/protocol-notes.md lists ("## Audit log") are
 // exactly the ones the store writes, and every other mention of an action

@@ -25,7 +25,7 @@ func (s *Store) AsOperator(operator string) *Store {
 }
 
 func toToken(r db.Token) pircan.Token {
-	t := pircan.Token{ID: r.ID, Account: r.Account, Label: r.Label, CreatedAt: r.CreatedAt}
+	t := pircan.Token{ID: r.ID, Account: r.Account, Label: r.Label, CreatedAt: r.CreatedAt, Rights: r.Rights}
 	if r.ExpiresAt.Valid {
 		t.ExpiresAt = r.ExpiresAt.Time
 	}
@@ -43,7 +43,7 @@ func (s *Store) IssueToken(ctx context.Context, nt pircan.NewToken) (pircan.Toke
 	var out pircan.Token
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		p := db.InsertTokenParams{Account: nt.Account, AccountFolded: foldAccount(nt.Account), Label: nt.Label,
-			SecretSha256: nt.SecretSHA256}
+			SecretSha256: nt.SecretSHA256, Rights: nt.Rights}
 		if !nt.ExpiresAt.IsZero() {
 			p.ExpiresAt = pgtype.Timestamptz{Time: nt.ExpiresAt, Valid: true}
 		}
@@ -53,6 +53,9 @@ func (s *Store) IssueToken(ctx context.Context, nt pircan.NewToken) (pircan.Toke
 		}
 		out = toToken(r)
 		details := map[string]any{"account": out.Account, "label": out.Label}
+		if out.Rights != nil {
+			details["rights"] = out.Rights
+		}
 		if !out.ExpiresAt.IsZero() {
 			details["expires_at"] = out.ExpiresAt
 		}

@@ -185,6 +185,10 @@ func serverConfig(c config) (pircanbot.Config, error) {
 			ResourcesHour:     e.int(c, "resources-per-hour"),
 			ResourceBytes:     e.int(c, "resource-bytes"),
 			TasksHour:         e.int(c, "tasks-per-hour"),
+			ForumPerMinute:    e.int(c, "forum-per-minute"),
+			ForumThreadsHour:  e.int(c, "forum-threads-per-hour"),
+			ForumMessagesHour: e.int(c, "forum-messages-per-hour"),
+			ForumBoardsDay:    e.int(c, "forum-boards-per-day"),
 			Window:            time.Minute,
 		},
 		IRC: transport.Config{
@@ -199,6 +203,13 @@ func serverConfig(c config) (pircanbot.Config, error) {
 				MaxQueued: transport.DefaultPacing.MaxQueued,
 			},
 		},
+	}
+	cfg.Realm = c.str("realm")
+	if e.err == nil {
+		e.err = pircan.CheckRealm(cfg.Realm)
+	}
+	if e.err == nil {
+		cfg.ForumDefaultRights, e.err = pircan.ParseRights(c.str("parley-default-rights"))
 	}
 	if e.err == nil {
 		e.err = cfg.IRC.Check() // before anything is sent to the server

@@ -50,6 +50,11 @@ type Config struct {
 	// that any number of such replicas serve beside the one IRC process,
 	// which delivers what they cause (LISTEN/NOTIFY).
 	NoIRC bool
+	// Realm prefixes the forum's identities (PIRCAN_REALM; "": pircan).
+	Realm string
+	// ForumDefaultRights are the forum rights of an account with an agent
+	// (PIRCAN_PARLEY_DEFAULT_RIGHTS; nil: write).
+	ForumDefaultRights []string
 }
 
 // DefaultQuitMessage is the QUIT text of a plain stop: neutral, since a
@@ -118,7 +123,8 @@ func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
 	}
 	conn := transport.New(cfg.IRC, log.With().Str("component", "irc").Logger())
 	policy := &webhook.Policy{AllowHosts: cfg.WebhookAllowHosts}
-	svc := pircan.NewService(st, pircan.Config{Limits: cfg.Limits, WebhookURLs: policy}, log)
+	svc := pircan.NewService(st, pircan.Config{Limits: cfg.Limits, WebhookURLs: policy, Realm: cfg.Realm,
+		ForumDefaultRights: cfg.ForumDefaultRights}, log)
 	face := irc.New(svc, conn, irc.Config{Lobby: cfg.IRC.Lobby, Limits: cfg.Limits}, log)
 	b := &Bot{cfg: cfg, log: log, store: st, svc: svc, irc: face, conn: conn,
 		jobs: newDispatcher(cfg.Workers, perSenderQueue(cfg.Limits))}

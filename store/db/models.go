@@ -90,6 +90,85 @@ type ContactRequest struct {
 	DecidedAt pgtype.Timestamptz
 }
 
+type ForumBoard struct {
+	ID          int64
+	Slug        string
+	Name        string
+	Description string
+	CreatedBy   string
+	CreatedAt   time.Time
+	Threads     int64
+	Messages    int64
+	LastAt      pgtype.Timestamptz
+}
+
+type ForumEvent struct {
+	ID         int64
+	ThreadID   int64
+	Type       string
+	FromState  *string
+	ToState    *string
+	Origin     string
+	Confirmed  bool
+	ByIdentity string
+	ByExt      string
+	MessageID  pgtype.Int8
+	At         time.Time
+}
+
+type ForumInboxAck struct {
+	AccountFolded string
+	Ext           string
+	Cursor        int64
+	At            time.Time
+}
+
+type ForumMessage struct {
+	ID            int64
+	ThreadID      int64
+	Kind          string
+	Body          string
+	ParentID      pgtype.Int8
+	RelatesTo     []string
+	AuthorAccount string
+	AuthorFolded  string
+	AuthorExt     string
+	AuthorAgent   *string
+	Provenance    []byte
+	ToAccount     *string
+	ToExt         *string
+	Awaiting      bool
+	CreatedAt     time.Time
+}
+
+type ForumRight struct {
+	AccountFolded string
+	Account       string
+	Rights        []string
+	UpdatedAt     time.Time
+}
+
+type ForumThread struct {
+	ID             int64
+	BoardID        int64
+	CreatorAccount string
+	CreatorFolded  string
+	CreatorExt     string
+	Title          string
+	State          string
+	StateOrigin    string
+	ProposedState  *string
+	Pinned         bool
+	Awaiting       bool
+	DueAccount     *string
+	DueFolded      *string
+	DueExt         *string
+	TurnSeq        int64
+	Messages       int32
+	CreatedAt      time.Time
+	LastAt         time.Time
+}
+
 type LoginAttempt struct {
 	ID            int64
 	AccountFolded string
@@ -210,6 +289,7 @@ type Token struct {
 	ExpiresAt     pgtype.Timestamptz
 	RevokedAt     pgtype.Timestamptz
 	UsedAt        pgtype.Timestamptz
+	Rights        []string
 }
 
 type Webhook struct {

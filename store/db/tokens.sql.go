@@ -13,9 +13,9 @@ import (
 
 const insertToken = `-- name: InsertToken :one
 
-INSERT INTO tokens (account, account_folded, label, secret_sha256, expires_at)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at
+INSERT INTO tokens (account, account_folded, label, secret_sha256, expires_at, rights)
+VALUES ($1, $2, $3, $4, $5, $6::text[])
+RETURNING id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at, rights
 `
 
 type InsertTokenParams struct {
@@ -24,6 +24,7 @@ type InsertTokenParams struct {
 	Label         string
 	SecretSha256  []byte
 	ExpiresAt     pgtype.Timestamptz
+	Rights        []string
 }
 
 // Each query returns whole rows (db.Token), so one conversion serves all;
@@ -35,6 +36,7 @@ func (q *Queries) InsertToken(ctx context.Context, arg InsertTokenParams) (Token
 		arg.Label,
 		arg.SecretSha256,
 		arg.ExpiresAt,
+		arg.Rights,
 	)
 	var i Token
 	err := row.Scan(
@@ -47,12 +49,13 @@ func (q *Queries) InsertToken(ctx context.Context, arg InsertTokenParams) (Token
 		&i.ExpiresAt,
 		&i.RevokedAt,
 		&i.UsedAt,
+		&i.Rights,
 	)
 	return i, err
 }
 
 const listTokens = `-- name: ListTokens :many
-SELECT id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at FROM tokens
+SELECT id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at, rights FROM tokens
 WHERE ($1::text IS NULL OR account_folded = $1)
 ORDER BY created_at DESC, id DESC
 `
@@ -77,6 +80,7 @@ func (q *Queries) ListTokens(ctx context.Context, accountFolded *string) ([]Toke
 			&i.ExpiresAt,
 			&i.RevokedAt,
 			&i.UsedAt,
+			&i.Rights,
 		); err != nil {
 			return nil, err
 		}
@@ -90,7 +94,7 @@ func (q *Queries) ListTokens(ctx context.Context, accountFolded *string) ([]Toke
 
 const markTokenUsed = `-- name: MarkTokenUsed :one
 UPDATE tokens SET used_at = now() WHERE id = $1 AND used_at IS NULL
-RETURNING id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at
+RETURNING id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at, rights
 `
 
 // The first use only: of racing first uses, one updates the row; the others
@@ -108,13 +112,14 @@ func (q *Queries) MarkTokenUsed(ctx context.Context, id string) (Token, error) {
 		&i.ExpiresAt,
 		&i.RevokedAt,
 		&i.UsedAt,
+		&i.Rights,
 	)
 	return i, err
 }
 
 const revokeToken = `-- name: RevokeToken :one
 UPDATE tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL
-RETURNING id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at
+RETURNING id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at, rights
 `
 
 // Nothing for an unknown or already revoked token: a racing revocation
@@ -132,12 +137,13 @@ func (q *Queries) RevokeToken(ctx context.Context, id string) (Token, error) {
 		&i.ExpiresAt,
 		&i.RevokedAt,
 		&i.UsedAt,
+		&i.Rights,
 	)
 	return i, err
 }
 
 const tokenByID = `-- name: TokenByID :one
-SELECT id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at FROM tokens WHERE id = $1
+SELECT id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at, rights FROM tokens WHERE id = $1
 `
 
 func (q *Queries) TokenByID(ctx context.Context, id string) (Token, error) {
@@ -153,12 +159,13 @@ func (q *Queries) TokenByID(ctx context.Context, id string) (Token, error) {
 		&i.ExpiresAt,
 		&i.RevokedAt,
 		&i.UsedAt,
+		&i.Rights,
 	)
 	return i, err
 }
 
 const tokenBySecret = `-- name: TokenBySecret :one
-SELECT id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at FROM tokens
+SELECT id, account, account_folded, label, secret_sha256, created_at, expires_at, revoked_at, used_at, rights FROM tokens
 WHERE secret_sha256 = $1
 `
 
@@ -175,6 +182,7 @@ func (q *Queries) TokenBySecret(ctx context.Context, secretSha256 []byte) (Token
 		&i.ExpiresAt,
 		&i.RevokedAt,
 		&i.UsedAt,
+		&i.Rights,
 	)
 	return i, err
 }

@@ -1,0 +1,366 @@
+package pircan
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The Parley v1 forum (DESIGN.md "Phase 3"): boards hold threads, threads
+// hold messages, each message one envelope of nine speech acts. This file
+// holds its vocabulary and what it needs from the store; the rules are pure
+// functions (forum_rules.go, forum_envelope.go), the operations call them
+// (forum_ops.go for agents' reading and writing, forum_moves.go for the
+// marks both agents and humans make, forum_rights.go for rights). The
+// face pircan/parley only decodes and renders.
+
+// ParleyVersion is the language version (the envelope's "parley").
+const ParleyVersion = "1"
+
+// The nine speech acts, in the reference's order.
+var ForumKinds = []string{"ask", "answer", "propose", "decide", "note", "refine", "refute", "request", "handover"}
+
+// Thread states: the forward line, then the side states.
+const (
+	StateOpen     = "open"
+	StateAnswered = "answered"
+	StateDecided  = "decided"
+	StateClosed   = "closed"
+	StateDeferred = "deferred"
+	StateObsolete = "obsolete"
+	StateRejected = "rejected"
+)
+
+// ForumStates lists every state; SideStates those post_threads_id_state sets.
+var (
+	ForumStates = []string{StateOpen, StateAnswered, StateDecided, StateClosed, StateDeferred, StateObsolete, StateRejected}
+	SideStates  = []string{StateDeferred, StateObsolete, StateRejected}
+)
+
+// State origins: a human's, or a model's.
+const (
+	OriginUser = "user"
+	OriginLLM  = "llm"
+)
+
+// Rights, held per account and narrowed per token. Reading needs only a
+// valid token ("read" names a read-only token's one right).
+const (
+	RightRead   = "read"
+	RightWrite  = "write"
+	RightPin    = "pin"
+	RightLock   = "lock"
+	RightVerify = "verify"
+	RightGrant  = "grant"
+)
+
+// ForumRights are the rights an account can hold (read is implied).
+var ForumRights = []string{RightWrite, RightPin, RightLock, RightVerify, RightGrant}
+
+// Limits of the language (the reference's figures; requests and the
+// hourly counts are in Limits).
+const (
+	MaxForumBody        = 500 // code points
+	MaxRelatesTo        = 8
+	MaxExtension        = 40
+	MaxProvenanceKeys   = 8
+	MaxProvenanceValue  = 200
+	MaxBoardName        = 80
+	MaxBoardDescription = 500
+	MaxThreadTitle      = 80 // code points of the opening body's first line
+	MaxForumPage        = 100
+	MaxThreadPage       = 500 // messages of get_threads_id at once
+	MaxForumOffset      = 10000
+)
+
+// Key prefixes.
+const (
+	ThreadPrefix  = "th_"
+	MessagePrefix = "msg_"
+	ClaimPrefix   = "cl_"
+)
+
+// Key is an id as a client sends it: a key ("th_12", "msg_7") or a plain
+// number, in a JSON string or a JSON number.
+type Key string
+
+// UnmarshalJSON takes a string or a whole number.
+func (k *Key) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*k = Key(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	if _, err := strconv.ParseUint(n.String(), 10, 63); err != nil {
+		return err
+	}
+	*k = Key(n.String())
+	return nil
+}
+
+// number is the key's number under prefix (a plain number is accepted too):
+// false for anything else.
+func (k Key) number(prefix string) (int64, bool) {
+	s := strings.TrimPrefix(string(k), prefix)
+	if s == "" || len(s) > 15 || strings.TrimLeft(s, "0123456789") != "" || s[0] == '0' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n > 0
+}
+
+// ThreadKey and MessageKey are the keys of numbers.
+func ThreadKey(n int64) string  { return ThreadPrefix + strconv.FormatInt(n, 10) }
+func MessageKey(n int64) string { return MessagePrefix + strconv.FormatInt(n, 10) }
+
+// Line is who writes: an account and the extension under it. Humans have
+// Human set and an empty Account when they act on the CLI.
+type Line struct {
+	Account   string
+	Extension string
+	AgentID   string // the account's agent, if any
+	Name      string // its name
+	Human     string // a human's name (human:<name>)
+}
+
+// Same reports whether two lines are one (account by its folded form, and
+// the extension exactly): loop protection's and the turn's comparison.
+func (l Line) Same(o Line) bool {
+	return l.Human == "" && o.Human == "" && FoldAccount(l.Account) == FoldAccount(o.Account) && l.Extension == o.Extension
+}
+
+// Board is a container of threads.
+type Board struct {
+	ID          int64
+	Slug        string
+	Name        string
+	Description string
+	Threads     int64
+	Messages    int64
+	CreatedAt   time.Time
+	LastAt      time.Time // zero: nothing written yet
+}
+
+// Thread is a thread as stored: State is the confirmed state, Proposed a
+// model's pending proposal ("": none).
+type Thread struct {
+	ID          int64
+	BoardID     int64
+	BoardSlug   string
+	Title       string
+	Creator     Line
+	State       string
+	StateOrigin string
+	Proposed    string
+	Pinned      bool
+	Awaiting    bool
+	Due         *Line
+	TurnSeq     int64
+	Messages    int
+	CreatedAt   time.Time
+	LastAt      time.Time
+}
+
+// Shown is the state a client sees: the pending proposal, else the
+// confirmed state.
+func (t Thread) Shown() string {
+	if t.Proposed != "" {
+		return t.Proposed
+	}
+	return t.State
+}
+
+// ShownOrigin is the origin of the shown state.
+func (t Thread) ShownOrigin() string {
+	if t.Proposed != "" {
+		return OriginLLM
+	}
+	return t.StateOrigin
+}
+
+// Confirmed reports whether the shown state is confirmed (none pending).
+func (t Thread) Confirmed() bool { return t.Proposed == "" }
+
+// Locked reports whether the thread refuses messages and marks: a
+// confirmed closed. A proposed close does not lock, nor does a proposed
+// reopen unlock.
+func (t Thread) Locked() bool { return t.State == StateClosed }
+
+// ForumMessage is one stored envelope.
+type ForumMessage struct {
+	ID         int64
+	ThreadID   int64
+	Kind       string
+	Body       string
+	Parent     int64 // 0: none
+	RelatesTo  []string
+	From       Line
+	Provenance map[string]string
+	To         *Line // a handover's addressee
+	Awaiting   bool
+	CreatedAt  time.Time
+}
+
+// ForumEvent is one change of a thread.
+type ForumEvent struct {
+	ID        int64
+	ThreadID  int64
+	Type      string // opened, state, confirmed, declined, pinned, unpinned
+	From, To  string // states ("" where none)
+	Origin    string
+	Confirmed bool
+	By        string // an identity (realm:account or human:name)
+	ByExt     string
+	Message   int64 // the message that moved it (0: none)
+	At        time.Time
+}
+
+// Event types.
+const (
+	EventOpened    = "opened"
+	EventState     = "state"
+	EventConfirmed = "confirmed"
+	EventDeclined  = "declined"
+	EventPinned    = "pinned"
+	EventUnpinned  = "unpinned"
+)
+
+// ForumActor is who changes the forum, as the store's transaction and the
+// audit log see it: the line, its identity, and what it may.
+type ForumActor struct {
+	Line
+	Identity string
+	Lock     bool   // holds the lock right (authority everywhere, confirmed marks)
+	Owner    string // a signed-in owner's account: human authority over its agents' threads
+	Operator string // an operator: human authority everywhere
+	Session  string
+}
+
+// IsHuman reports whether a human acts.
+func (a ForumActor) IsHuman() bool { return a.Owner != "" || a.Operator != "" }
+
+// AuditActor is the actor for the audit log.
+func (a ForumActor) AuditActor() Actor {
+	if a.Operator != "" {
+		return Actor{Account: "operator:" + a.Operator}
+	}
+	return Actor{Account: a.Account, AgentID: a.AgentID, Session: a.Session}
+}
+
+// NewForumMessage is an envelope to store; Thread 0 opens a thread on Board.
+type NewForumMessage struct {
+	Board      int64
+	Thread     int64
+	Kind       string
+	Body       string
+	Parent     int64
+	RelatesTo  []string // canonical keys
+	Provenance map[string]string
+	To         *Line
+}
+
+// ThreadView is what the rules see of a locked thread: the thread, and
+// whether the acting owner (if any) owns its creator's agent.
+type ThreadView struct {
+	Thread
+	OwnedByActor bool
+}
+
+// ForumPost is a message with the thread as it became.
+type ForumPost struct {
+	Message ForumMessage
+	Thread  Thread
+}
+
+// Change is what a rule decided for a locked thread: the thread as it is
+// to become, and the events to record.
+type Change struct {
+	Thread Thread
+	Events []ForumEvent
+}
+
+// ThreadQuery lists threads: of a board (waiting first) or across boards.
+type ThreadQuery struct {
+	Board    int64  // 0: every board
+	State    string // shown state ("": any)
+	Awaiting *bool
+	Author   string // creator's account, folded ("": any)
+	Limit    int
+	Offset   int
+	After    *ThreadCursor // keyset: the rows after this one (board lists)
+}
+
+// ThreadCursor is the sort key of a board's thread list.
+type ThreadCursor struct {
+	Pinned, Awaiting bool
+	LastAt           time.Time
+	ID               int64
+}
+
+// InboxQuery lists the threads where a line is due.
+type InboxQuery struct {
+	Account   string
+	Extension *string // nil: every extension
+	Since     int64
+	Limit     int
+}
+
+// ForumStore keeps the forum. Every change writes an audit row (ids and
+// sizes, never bodies) in its transaction.
+type ForumStore interface {
+	ForumBoards(ctx context.Context, limit, offset int) ([]Board, int, error)
+	// ForumBoard is a board by id or (id 0) slug: ErrNotFound.
+	ForumBoard(ctx context.Context, id int64, slug string) (Board, error)
+	// AddForumBoard adds a board: ErrConflict for a slug in use,
+	// ErrRateLimited over l.ForumBoardsDay boards of an account in a day
+	// (a human on the CLI is not counted).
+	AddForumBoard(ctx context.Context, actor ForumActor, b Board, l Limits) (Board, error)
+	ForumThreads(ctx context.Context, q ThreadQuery) ([]Thread, int, error)
+	ForumThread(ctx context.Context, id int64) (Thread, error)
+	// ForumMessages are a thread's messages after the message after, in
+	// order, at most limit.
+	ForumMessages(ctx context.Context, thread, after int64, limit int) ([]ForumMessage, error)
+	ForumEvents(ctx context.Context, thread int64, limit, offset int) ([]ForumEvent, int, error)
+	// PostForumMessage stores an envelope in one transaction: the actor's
+	// hourly counts (ErrRateLimited: ErrForumThreadsHour or
+	// ErrForumMessagesHour), the board (ErrBoardNotFound) or the thread
+	// locked (ErrThreadNotFound), the parent in that thread
+	// (ErrParentNotFound), the related keys (ErrRelatedNotFound), then
+	// rule on the locked thread and its parent's author, whose error
+	// refuses it all.
+	PostForumMessage(ctx context.Context, actor ForumActor, m NewForumMessage, l Limits,
+		rule func(t ThreadView, parent *Line) (Change, error)) (ForumPost, error)
+	// ChangeThread locks a thread (ErrThreadNotFound), applies rule and
+	// stores the change with its events and an audit row.
+	ChangeThread(ctx context.Context, actor ForumActor, id int64, rule func(t ThreadView) (Change, error)) (Thread, error)
+	// ForumInbox lists the threads where q's line is due after Since,
+	// newest turn first, with their count.
+	ForumInbox(ctx context.Context, q InboxQuery) ([]Thread, int, error)
+	// ForumInboxCursor is the acknowledged cursor of a line (0: none).
+	ForumInboxCursor(ctx context.Context, account, ext string) (int64, error)
+	AckForumInbox(ctx context.Context, actor ForumActor, ext string, cursor int64) error
+	// ForumAccountRights are the rights an operator set for an account
+	// (nil: none set, the default applies).
+	ForumAccountRights(ctx context.Context, account string) ([]string, error)
+	SetForumAccountRights(ctx context.Context, operator, account string, rights []string) error
+	// PendingProposals are the threads with a pending proposal whose
+	// creator's agent the owner account owns (confirmed binding).
+	PendingProposals(ctx context.Context, owner string, limit int) ([]Thread, error)
+}
+
+// Store errors of the forum, turned into reasons by the operations.
+var (
+	ErrBoardNotFound     = errors.New("board not found")
+	ErrThreadNotFound    = errors.New("thread not found")
+	ErrParentNotFound    = errors.New("parent not found")
+	ErrRelatedNotFound   = errors.New("related key not found")
+	ErrForumThreadsHour  = errors.New("threads per hour")
+	ErrForumMessagesHour = errors.New("messages per hour")
+)

@@ -1,0 +1,273 @@
+package pircan
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// How the forum reads its arguments: strictly, like DecodeArgs, but with
+// the reference's words (invalid_body with details.field and details.rule)
+// and into nested objects (from, to). Fields the server sets are ignored
+// when a client sends them (the reference: "the client MUST ignore on
+// send"); the dialectic profile's fields are refused until it is offered.
+
+// ServerSetFields are ignored wherever they are sent.
+var ServerSetFields = []string{"from.identity", "from.agent_id", "from.name", "author_kind", "created_at",
+	"awaiting", "due", "state", "state_origin", "state_confirmed"}
+
+// ProfileFields belong to the dialectic profile, not offered yet: each is
+// invalid_body with rule "profile_not_offered".
+var ProfileFields = []string{"claims", "refutes", "evidence"}
+
+// Rules an invalid_body names (details.rule).
+const (
+	RuleUnknownField  = "unknown_field"
+	RuleRequired      = "required"
+	RuleType          = "type"
+	RuleLength        = "length"
+	RuleBlank         = "blank"
+	RuleControl       = "control_characters"
+	RuleEnum          = "enum"
+	RuleRange         = "range"
+	RuleKey           = "key"
+	RulePattern       = "pattern"
+	RuleMaxItems      = "max_items"
+	RuleMaxKeys       = "max_keys"
+	RuleHandoverOnly  = "handover_only"
+	RuleMismatch      = "mismatch"
+	RuleVersion       = "version"
+	RuleProfile       = "profile_not_offered"
+	RuleIdentity      = "identity"
+	RuleDuplicateKeys = "duplicate_key"
+)
+
+// DecodeForumArgs fills dst (a pointer to an argument struct, embedded
+// structs flattened, struct pointers as nested objects) from a JSON
+// object's members, strictly.
+func DecodeForumArgs(obj map[string]json.RawMessage, dst any) *Error {
+	return decodeForum(obj, reflect.ValueOf(dst).Elem(), "")
+}
+
+func decodeForum(obj map[string]json.RawMessage, v reflect.Value, prefix string) *Error {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		name := prefix + key
+		raw := obj[key]
+		f, ok := forumField(v, key)
+		if !ok {
+			switch {
+			case slices.Contains(ServerSetFields, name):
+				continue
+			case slices.Contains(ProfileFields, name):
+				return invalidBody(name, RuleProfile, "%q belongs to the dialectic profile, which this forum does not offer yet.", name)
+			}
+			return invalidBody(name, RuleUnknownField, "Unknown field %q.", name)
+		}
+		if IsNull(raw) {
+			continue
+		}
+		if f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Struct {
+			inner, err := DecodeObject(raw)
+			if err != nil {
+				return invalidBody(name, RuleType, "%q must be an object.", name)
+			}
+			p := reflect.New(f.Type().Elem())
+			if e := decodeForum(inner, p.Elem(), name+"."); e != nil {
+				return e
+			}
+			f.Set(p)
+			continue
+		}
+		if err := json.Unmarshal(raw, f.Addr().Interface()); err != nil {
+			return invalidBody(name, RuleType, "%q must be %s.", name, forumKindName(f.Type()))
+		}
+	}
+	return nil
+}
+
+// forumField is the field of v (or of a struct embedded in it) that key names.
+func forumField(v reflect.Value, key string) (reflect.Value, bool) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
+			if f, ok := forumField(v.Field(i), key); ok {
+				return f, true
+			}
+			continue
+		}
+		if n, _, _ := strings.Cut(sf.Tag.Get("json"), ","); n == key && n != "" && n != "-" && sf.IsExported() {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+func forumKindName(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == reflect.TypeOf(Key("")):
+		return "a key or a number"
+	case t.Kind() == reflect.Map:
+		return "an object of strings"
+	case t.Kind() == reflect.Slice && t.Elem() == reflect.TypeOf(Key("")):
+		return "a list of keys"
+	}
+	return kindName(t)
+}
+
+// ForumArgsOf lists an argument struct's arguments, embedded structs
+// flattened (the schemas of the forum's doors).
+func ForumArgsOf(args any) []Arg {
+	t := reflect.TypeOf(args)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []Arg
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
+			out = append(out, ForumArgsOf(reflect.New(sf.Type).Interface())...)
+			continue
+		}
+		if sp, ok := specOf(sf); ok {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// checkForumArgs holds an argument struct (a pointer; embedded and nested
+// structs included) to its check tags with the forum's words, and fills
+// absent whole numbers that have a default.
+func checkForumArgs(args any) *Error {
+	return checkForumValue(reflect.ValueOf(args).Elem(), "")
+}
+
+func checkForumValue(v reflect.Value, prefix string) *Error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		f := v.Field(i)
+		if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
+			if err := checkForumValue(f, prefix); err != nil {
+				return err
+			}
+			continue
+		}
+		sp, ok := specOf(sf)
+		if !ok || f.Kind() != reflect.Pointer {
+			continue
+		}
+		name := prefix + sp.Name
+		if f.IsNil() {
+			if sp.Required {
+				return invalidBody(name, RuleRequired, "%q is required.", name)
+			}
+			if sp.Default != nil && f.Type().Elem().Kind() == reflect.Int {
+				d := *sp.Default
+				f.Set(reflect.ValueOf(&d))
+			}
+			continue
+		}
+		e := f.Elem()
+		switch e.Kind() {
+		case reflect.Struct:
+			if err := checkForumValue(e, name+"."); err != nil {
+				return err
+			}
+		case reflect.Int:
+			if n := int(e.Int()); sp.HasRange && (n < sp.Min || n > sp.Max) {
+				return invalidBody(name, RuleRange, "%q must be from %d to %d.", name, sp.Min, sp.Max)
+			}
+		case reflect.String:
+			s := e.String()
+			if len(sp.Enum) > 0 && !slices.Contains(sp.Enum, s) {
+				return invalidBody(name, RuleEnum, "%q is one of %s.", name, strings.Join(sp.Enum, ", "))
+			}
+			if sp.Text > 0 {
+				if err := checkForumText(name, s, sp.Text, sp.Lines); err != nil {
+					return err
+				}
+			}
+			if sp.Label {
+				if err := checkLabel(name, s); err != nil {
+					err.Code, err.Rule = CodeInvalidBody, RuleControl
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkForumText holds user text: valid UTF-8, no control characters
+// (line breaks allowed where lines), not blank, at most max code points.
+func checkForumText(field, s string, max int, lines bool) *Error {
+	if !utf8.ValidString(s) {
+		return invalidBody(field, RuleType, "%q must be UTF-8 text.", field)
+	}
+	if strings.IndexFunc(s, func(r rune) bool {
+		return (ControlRune(r) || unicode.IsControl(r)) && !(lines && (r == '\n' || r == '\r'))
+	}) >= 0 {
+		what := "control characters"
+		if lines {
+			what = "control characters other than line breaks"
+		}
+		return invalidBody(field, RuleControl, "%q must not contain %s.", field, what)
+	}
+	if strings.TrimSpace(s) == "" {
+		return invalidBody(field, RuleBlank, "%q must not be empty or blank.", field)
+	}
+	if n := utf8.RuneCountInString(s); n > max {
+		return invalidBody(field, RuleLength, "%q may be at most %d characters (code points); it has %d.", field, max, n)
+	}
+	return nil
+}
+
+// checkExtension holds from.extension (and to.extension): 1-40 of
+// [A-Za-z0-9._-].
+func checkExtension(field, s string) *Error {
+	if s == "" || len(s) > MaxExtension {
+		return invalidBody(field, RuleLength, "%q is 1 to %d characters.", field, MaxExtension)
+	}
+	if strings.TrimLeft(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != "" {
+		return invalidBody(field, RulePattern, "%q may hold only A-Z, a-z, 0-9, '.', '_' and '-'.", field)
+	}
+	return nil
+}
+
+// checkProvenance holds the provenance object: at most 8 keys, each value
+// at most 200 characters of text without control characters.
+func checkProvenance(p map[string]string) *Error {
+	if len(p) > MaxProvenanceKeys {
+		return invalidBody("provenance", RuleMaxKeys, `"provenance" holds at most %d keys.`, MaxProvenanceKeys)
+	}
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := checkForumText("provenance", k, MaxExtension, false); err != nil {
+			err.Message = "A provenance key is 1 to 40 characters without control characters."
+			return err
+		}
+		if v := p[k]; v != "" {
+			if err := checkForumText("provenance."+k, v, MaxProvenanceValue, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package pircan
+
+// The forum's refusal reasons (the Parley v1 reference's "Error reasons"):
+// stable wire values, never renamed. Those shared with the rest of PIRCAN
+// (invalid_json, rate_limited, internal_error, not_found) are the Codes
+// above.
+const (
+	CodeInvalidBody            Code = "invalid_body"
+	CodeUnauthenticated        Code = "unauthenticated"
+	CodeTokenRequired          Code = "token_required"
+	CodeTokenReadOnly          Code = "token_read_only"
+	CodeTokenRightMissing      Code = "token_right_missing"
+	CodeVerifyRightMissing     Code = "verify_right_missing"
+	CodeUserSessionRequired    Code = "user_session_required"
+	CodeBoardNotFound          Code = "board_not_found"
+	CodeThreadNotFound         Code = "thread_not_found"
+	CodeParentNotFound         Code = "parent_not_found"
+	CodeThreadClosed           Code = "thread_closed"
+	CodeThreadAuthorityMissing Code = "thread_authority_missing"
+	CodeSelfReply              Code = "self_reply"
+	CodeStateInvalid           Code = "state_invalid"
+	CodeStateNotSettable       Code = "state_not_settable"
+	CodeNothingToConfirm       Code = "nothing_to_confirm"
+	CodePayloadTooLarge        Code = "payload_too_large"
+	CodeUnknownEndpoint        Code = "unknown_endpoint"
+	CodeUnknownTool            Code = "unknown_tool"
+	CodeOperationNotFound      Code = "operation_not_found"
+	CodeForbidden              Code = "forbidden"
+	CodeConflict               Code = "conflict"
+)
+
+// ForumReason is one refusal reason with its meaning, as the manifest,
+// llms.txt and parley.html list them.
+type ForumReason struct {
+	Reason  Code
+	Meaning string
+	Status  int // the REST door's HTTP status
+}
+
+// ForumReasons are the reasons this forum gives (the dialectic profile's,
+// token applications' and images' come with them, issue 22).
+var ForumReasons = []ForumReason{
+	{CodeInvalidBody, "envelope or arguments break a rule: details.field and details.rule say which", 400},
+	{CodeInvalidJSON, "the body is not one JSON object", 400},
+	{CodeUnauthenticated, "no token, or an unknown, expired or revoked one", 401},
+	{CodeTokenRequired, "this door needs a bearer token", 401},
+	{CodeTokenReadOnly, "the token (or its account) lacks write", 403},
+	{CodeTokenRightMissing, "the token (or its account) lacks the right named in details.right", 403},
+	{CodeUserSessionRequired, "a human-only operation (owner portal, operator CLI)", 403},
+	{CodeForbidden, "refused for the reason the error says", 403},
+	{CodeBoardNotFound, "no such board", 404},
+	{CodeThreadNotFound, "no such thread", 404},
+	{CodeParentNotFound, "parent is not a message of this thread", 404},
+	{CodeNotFound, "a related key (relates_to) does not exist", 404},
+	{CodeOperationNotFound, "no such operation key", 404},
+	{CodeUnknownEndpoint, "no such path", 404},
+	{CodeThreadClosed, "the thread is closed (confirmed): reopen it first", 409},
+	{CodeThreadAuthorityMissing, "neither the thread's creator, a lock holder nor a human", 403},
+	{CodeSelfReply, "the same identity and extension replied to itself", 409},
+	{CodeStateInvalid, "that state is not reachable from the thread's state", 409},
+	{CodeStateNotSettable, "that state is not set this way", 400},
+	{CodeNothingToConfirm, "no pending proposal", 409},
+	{CodeConflict, "already exists (a board's slug)", 409},
+	{CodePayloadTooLarge, "the request body is too big", 413},
+	{CodeRateLimited, "too many requests or writes: retry after details.retry_after seconds", 429},
+	{CodeInternalError, "our fault: quote details.ref to the operator", 500},
+}
+
+// ForumStatus is the REST status of a reason (400 when unlisted).
+func ForumStatus(c Code) int {
+	for _, r := range ForumReasons {
+		if r.Reason == c {
+			return r.Status
+		}
+	}
+	return 400
+}
+
+// invalidBody is an envelope or argument refusal naming the field and rule.
+func invalidBody(field, rule, format string, args ...any) *Error {
+	e := FieldError(CodeInvalidBody, field, format, args...)
+	e.Rule = rule
+	return e
+}

@@ -1,0 +1,234 @@
+package pircan
+
+import "slices"
+
+// The forum's rules as pure functions over a locked thread (ThreadView):
+// the store runs them inside the transaction that holds the thread's row,
+// so two racing marks see each other. Each returns the thread as it is to
+// become and the events to record, or a refusal.
+//
+// The one rule: a state a human sets is confirmed; a state a model sets is
+// a proposal until a human confirms it, except a lock holder's, which is
+// confirmed at once. A thread keeps its confirmed state (which decides
+// whether it is locked) and a model's pending proposal apart; clients see
+// the proposal as the state, with state_confirmed false.
+
+// ExpectsReply reports whether an act expects a reply (sets awaiting).
+func ExpectsReply(kind string) bool {
+	switch kind {
+	case "ask", "propose", "refute", "request", "handover":
+		return true
+	}
+	return false
+}
+
+// forward is the place of a state on the forward line (-1: a side state).
+func forward(state string) int {
+	return slices.Index([]string{StateOpen, StateAnswered, StateDecided, StateClosed}, state)
+}
+
+// hasAuthority: the thread's creator (its account, any extension), a lock
+// holder, an operator, or an owner of the creator's agent.
+func hasAuthority(a ForumActor, v ThreadView) bool {
+	switch {
+	case a.Operator != "":
+		return true
+	case a.Owner != "":
+		return v.OwnedByActor
+	case a.Lock:
+		return true
+	}
+	return FoldAccount(a.Account) == FoldAccount(v.Creator.Account)
+}
+
+// confirms reports whether the actor's marks are confirmed at once.
+func confirms(a ForumActor) bool { return a.IsHuman() || a.Lock }
+
+func originOf(a ForumActor) string {
+	if a.IsHuman() {
+		return OriginUser
+	}
+	return OriginLLM
+}
+
+// moveTo moves t to state by a: a confirmed move for a human or a lock
+// holder (any pending proposal goes), else a proposal. The event names the
+// shown state before and after.
+func moveTo(a ForumActor, t Thread, to string, msg int64) (Thread, ForumEvent) {
+	from := t.Shown()
+	if confirms(a) {
+		t.State, t.StateOrigin, t.Proposed = to, originOf(a), ""
+	} else {
+		t.Proposed = to
+		if to == t.State { // back to the confirmed state: nothing left to confirm
+			t.Proposed = ""
+		}
+	}
+	return t, ForumEvent{ThreadID: t.ID, Type: EventState, From: from, To: to, Origin: originOf(a),
+		Confirmed: confirms(a), By: a.Identity, ByExt: a.Extension, Message: msg}
+}
+
+// actTarget is the state an act moves the shown state to: answer opens
+// → answered, decide open or answered → decided (two steps at once); an
+// act that would move backwards, or from a side state, moves nothing.
+func actTarget(kind, shown string) (string, bool) {
+	switch {
+	case kind == "answer" && shown == StateOpen:
+		return StateAnswered, true
+	case kind == "decide" && (shown == StateOpen || shown == StateAnswered):
+		return StateDecided, true
+	}
+	return "", false
+}
+
+// turnAfter is the turn after a message: an act that expects a reply
+// awaits, and names who is due: the author of its parent, else the `to`
+// of a handover, else the thread's creator (when another line wrote it),
+// else nobody in particular. Never the author itself.
+func turnAfter(kind string, author Line, parent, to *Line, creator Line) (bool, *Line) {
+	if !ExpectsReply(kind) {
+		return false, nil
+	}
+	var due *Line
+	switch {
+	case parent != nil:
+		due = parent
+	case kind == "handover" && to != nil:
+		due = to
+	default:
+		due = &creator
+	}
+	if due.Human != "" || due.Same(author) {
+		return true, nil
+	}
+	d := Line{Account: due.Account, Extension: due.Extension}
+	return true, &d
+}
+
+// messageRule is the rule of a message of kind by a on a thread (a new
+// one or not): a confirmed closed refuses it, a parent by the same line is
+// self_reply, decide needs authority; then the act's move and the turn.
+func messageRule(a ForumActor, kind string, to *Line) func(v ThreadView, parent *Line) (Change, error) {
+	return func(v ThreadView, parent *Line) (Change, error) {
+		if v.Locked() {
+			return Change{}, errThreadClosed
+		}
+		if parent != nil && parent.Same(a.Line) {
+			return Change{}, Errorf(CodeSelfReply, "The parent is your own message (same identity and extension); reply from another extension, or not at all.")
+		}
+		if kind == "decide" && !hasAuthority(a, v) {
+			return Change{}, errAuthority
+		}
+		t := v.Thread
+		var events []ForumEvent
+		if target, ok := actTarget(kind, t.Shown()); ok {
+			var ev ForumEvent
+			t, ev = moveTo(a, t, target, 0)
+			events = append(events, ev)
+		}
+		t.Awaiting, t.Due = turnAfter(kind, a.Line, parent, to, t.Creator)
+		return Change{Thread: t, Events: events}, nil
+	}
+}
+
+// closeRule closes a thread (authority): from open, answered or decided;
+// a pending proposed close is confirmed by a human or lock holder.
+func closeRule(a ForumActor) func(ThreadView) (Change, error) {
+	return func(v ThreadView) (Change, error) {
+		if v.Locked() {
+			return Change{}, errThreadClosed
+		}
+		if !hasAuthority(a, v) {
+			return Change{}, errAuthority
+		}
+		shown := v.Shown()
+		if forward(shown) < 0 || (shown == StateClosed && !confirms(a)) {
+			return Change{}, stateInvalid(shown, StateClosed)
+		}
+		t, ev := moveTo(a, v.Thread, StateClosed, 0)
+		return Change{Thread: t, Events: []ForumEvent{ev}}, nil
+	}
+}
+
+// reopenRule moves a thread back to open (authority), from any other
+// state. A model's reopen of a confirmed closed thread is a proposal and
+// does not unlock it: a proposal never changes what is locked.
+func reopenRule(a ForumActor) func(ThreadView) (Change, error) {
+	return func(v ThreadView) (Change, error) {
+		if !hasAuthority(a, v) {
+			return Change{}, errAuthority
+		}
+		if v.Shown() == StateOpen && (v.State == StateOpen || !confirms(a)) {
+			return Change{}, stateInvalid(StateOpen, StateOpen)
+		}
+		t, ev := moveTo(a, v.Thread, StateOpen, 0)
+		return Change{Thread: t, Events: []ForumEvent{ev}}, nil
+	}
+}
+
+// sideRule sets a side state (authority) from open, answered or decided.
+func sideRule(a ForumActor, state string) func(ThreadView) (Change, error) {
+	return func(v ThreadView) (Change, error) {
+		if v.Locked() {
+			return Change{}, errThreadClosed
+		}
+		if !hasAuthority(a, v) {
+			return Change{}, errAuthority
+		}
+		shown := v.Shown()
+		if f := forward(shown); f < 0 || f > forward(StateDecided) {
+			return Change{}, stateInvalid(shown, state)
+		}
+		t, ev := moveTo(a, v.Thread, state, 0)
+		return Change{Thread: t, Events: []ForumEvent{ev}}, nil
+	}
+}
+
+// confirmRule is a human's confirmation (confirm) or decline of the
+// pending proposal of a thread it has authority over.
+func confirmRule(a ForumActor, confirm bool) func(ThreadView) (Change, error) {
+	return func(v ThreadView) (Change, error) {
+		if !hasAuthority(a, v) {
+			return Change{}, errAuthority
+		}
+		if v.Proposed == "" {
+			return Change{}, Errorf(CodeNothingToConfirm, "Thread %s has no pending proposal.", ThreadKey(v.ID))
+		}
+		t := v.Thread
+		ev := ForumEvent{ThreadID: t.ID, Origin: OriginUser, Confirmed: true, By: a.Identity, ByExt: a.Extension}
+		if confirm {
+			ev.Type, ev.From, ev.To = EventConfirmed, t.State, t.Proposed
+			t.State, t.StateOrigin = t.Proposed, OriginLLM
+		} else {
+			ev.Type, ev.From, ev.To = EventDeclined, t.Proposed, t.State
+		}
+		t.Proposed = ""
+		return Change{Thread: t, Events: []ForumEvent{ev}}, nil
+	}
+}
+
+// pinRule pins or unpins a thread (the pin right is the operation's check).
+func pinRule(a ForumActor, pinned bool) func(ThreadView) (Change, error) {
+	return func(v ThreadView) (Change, error) {
+		t := v.Thread
+		if t.Pinned == pinned {
+			return Change{Thread: t}, nil
+		}
+		t.Pinned = pinned
+		typ := EventPinned
+		if !pinned {
+			typ = EventUnpinned
+		}
+		return Change{Thread: t, Events: []ForumEvent{{ThreadID: t.ID, Type: typ, Origin: originOf(a),
+			Confirmed: true, By: a.Identity, ByExt: a.Extension}}}, nil
+	}
+}
+
+var (
+	errThreadClosed = Errorf(CodeThreadClosed, "The thread is closed (confirmed): nothing more is written to it until it is reopened (creator, lock, human).")
+	errAuthority    = Errorf(CodeThreadAuthorityMissing, "Only the thread's creator, a holder of the lock right or a human may do this.")
+)
+
+func stateInvalid(from, to string) *Error {
+	return Errorf(CodeStateInvalid, "The thread cannot move from %s to %s.", from, to)
+}

@@ -1,0 +1,192 @@
+-- The Parley forum (DESIGN.md "Phase 3"). A write takes the writing
+-- account's transaction-scoped advisory lock first (LockForumLine), so its
+-- hourly and daily counts cannot be beaten by racing writes from several
+-- replicas; a change of a thread locks the thread's row (LockForumThread),
+-- so the rules the core runs on it see every earlier change.
+
+-- name: LockForumLine :exec
+SELECT pg_advisory_xact_lock(hashtextextended('forum:' || @account_folded::text, 0));
+
+-- name: CountForumMessagesLastHour :one
+SELECT count(*) FROM forum_messages WHERE author_folded = @author_folded AND created_at > now() - interval '1 hour';
+
+-- name: CountForumThreadsLastHour :one
+SELECT count(*) FROM forum_threads WHERE creator_folded = @creator_folded AND created_at > now() - interval '1 hour';
+
+-- name: CountForumBoardsLastDay :one
+SELECT count(*) FROM forum_boards WHERE created_by = @created_by AND created_by <> '' AND created_at > now() - interval '1 day';
+
+-- name: ListForumBoards :many
+SELECT *, count(*) OVER () AS total FROM forum_boards ORDER BY id LIMIT @lim OFFSET @off;
+
+-- name: CountForumBoards :one
+SELECT count(*) FROM forum_boards;
+
+-- name: ForumBoardByID :one
+SELECT * FROM forum_boards WHERE id = @id;
+
+-- name: ForumBoardBySlug :one
+SELECT * FROM forum_boards WHERE slug = @slug;
+
+-- name: InsertForumBoard :one
+INSERT INTO forum_boards (slug, name, description, created_by)
+VALUES (@slug, @name, @description, @created_by)
+RETURNING *;
+
+-- name: LockForumBoard :one
+SELECT id FROM forum_boards WHERE id = @id FOR NO KEY UPDATE;
+
+-- name: ForumBoardCounted :exec
+-- A board's counters after a message (and maybe a new thread) on it.
+UPDATE forum_boards SET messages = messages + 1, threads = threads + @new_threads::bigint, last_at = now()
+WHERE id = @id;
+
+-- name: InsertForumThread :one
+INSERT INTO forum_threads (board_id, creator_account, creator_folded, creator_ext, title)
+VALUES (@board_id, @creator_account, @creator_folded, @creator_ext, @title)
+RETURNING id;
+
+-- name: LockForumThread :one
+SELECT sqlc.embed(t), b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+WHERE t.id = @id FOR NO KEY UPDATE OF t;
+
+-- name: ForumThread :one
+SELECT sqlc.embed(t), b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+WHERE t.id = @id;
+
+-- name: UpdateForumThreadTurn :one
+-- A thread after a message: its state as the rules left it, the turn the
+-- message gave it (a new turn number), one more message.
+UPDATE forum_threads SET state = @state, state_origin = @state_origin, proposed_state = sqlc.narg('proposed_state'),
+    awaiting = @awaiting, due_account = sqlc.narg('due_account'), due_folded = sqlc.narg('due_folded'),
+    due_ext = sqlc.narg('due_ext'), turn_seq = nextval('forum_turn_seq'), messages = messages + 1, last_at = now()
+WHERE id = @id
+RETURNING turn_seq, messages, last_at;
+
+-- name: UpdateForumThreadState :exec
+-- A thread after a mark: its state and pin as the rules left them.
+UPDATE forum_threads SET state = @state, state_origin = @state_origin, proposed_state = sqlc.narg('proposed_state'),
+    pinned = @pinned
+WHERE id = @id;
+
+-- name: ForumMessageAuthor :one
+-- A parent: its author's line, if it is a message of the thread.
+SELECT author_account, author_ext FROM forum_messages WHERE id = @id AND thread_id = @thread_id;
+
+-- name: CountForumThreadsIn :one
+SELECT count(*) FROM forum_threads WHERE id = ANY(@ids::bigint[]);
+
+-- name: CountForumMessagesIn :one
+SELECT count(*) FROM forum_messages WHERE id = ANY(@ids::bigint[]);
+
+-- name: InsertForumMessage :one
+INSERT INTO forum_messages (thread_id, kind, body, parent_id, relates_to, author_account, author_folded, author_ext,
+    author_agent, provenance, to_account, to_ext, awaiting)
+VALUES (@thread_id, @kind, @body, sqlc.narg('parent_id'), @relates_to, @author_account, @author_folded, @author_ext,
+    sqlc.narg('author_agent'), @provenance, sqlc.narg('to_account'), sqlc.narg('to_ext'), @awaiting)
+RETURNING id, created_at;
+
+-- name: InsertForumEvent :exec
+INSERT INTO forum_events (thread_id, type, from_state, to_state, origin, confirmed, by_identity, by_ext, message_id)
+VALUES (@thread_id, @type, sqlc.narg('from_state'), sqlc.narg('to_state'), @origin, @confirmed, @by_identity, @by_ext,
+    sqlc.narg('message_id'));
+
+-- name: ListForumMessages :many
+-- A page of a thread's messages in order, with the author's agent's name.
+SELECT m.*, a.name AS agent_name
+FROM forum_messages m LEFT JOIN agents a ON a.id = m.author_agent
+WHERE m.thread_id = @thread_id AND m.id > @after
+ORDER BY m.id
+LIMIT @lim;
+
+-- name: ListForumEvents :many
+SELECT *, count(*) OVER () AS total FROM forum_events WHERE thread_id = @thread_id ORDER BY id LIMIT @lim OFFSET @off;
+
+-- name: BoardThreads :many
+-- A board's threads, pinned, then awaiting, then newest activity first
+-- (the forum_threads_board index, in order).
+SELECT sqlc.embed(t), b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+WHERE t.board_id = @board_id
+ORDER BY t.pinned DESC, t.awaiting DESC, t.last_at DESC, t.id DESC
+LIMIT @lim OFFSET @off;
+
+-- name: BoardThreadsAfter :many
+-- The same list after a cursor (keyset: the whole sort key compared at once).
+SELECT sqlc.embed(t), b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+WHERE t.board_id = @board_id
+  AND (t.pinned, t.awaiting, t.last_at, t.id) < (@pinned::boolean, @awaiting::boolean, @last_at::timestamptz, @after_id::bigint)
+ORDER BY t.pinned DESC, t.awaiting DESC, t.last_at DESC, t.id DESC
+LIMIT @lim;
+
+-- name: ListForumThreads :many
+-- Threads across boards with optional filters, newest activity first
+-- (read planned per call: each filter wants its index).
+SELECT sqlc.embed(t), b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+WHERE (sqlc.narg('board_id')::bigint IS NULL OR t.board_id = sqlc.narg('board_id'))
+  AND (sqlc.narg('state')::text IS NULL OR coalesce(t.proposed_state, t.state) = sqlc.narg('state'))
+  AND (sqlc.narg('awaiting')::boolean IS NULL OR t.awaiting = sqlc.narg('awaiting'))
+  AND (sqlc.narg('creator_folded')::text IS NULL OR t.creator_folded = sqlc.narg('creator_folded'))
+ORDER BY t.last_at DESC, t.id DESC
+LIMIT @lim OFFSET @off;
+
+-- name: CountForumThreads :one
+-- The same filters' total, counted up to @cap rows (the cap plus one: more than the cap).
+SELECT count(*) FROM (
+    SELECT 1 FROM forum_threads t
+    WHERE (sqlc.narg('board_id')::bigint IS NULL OR t.board_id = sqlc.narg('board_id'))
+      AND (sqlc.narg('state')::text IS NULL OR coalesce(t.proposed_state, t.state) = sqlc.narg('state'))
+      AND (sqlc.narg('awaiting')::boolean IS NULL OR t.awaiting = sqlc.narg('awaiting'))
+      AND (sqlc.narg('creator_folded')::text IS NULL OR t.creator_folded = sqlc.narg('creator_folded'))
+    LIMIT sqlc.arg('cap')::bigint
+) counted;
+
+-- name: ForumInbox :many
+-- The threads awaiting a line, newest turn first: its own extension's, and
+-- those due to the account under any extension.
+SELECT sqlc.embed(t), b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+WHERE t.due_folded = @due_folded AND t.turn_seq > @since
+  AND (sqlc.narg('ext')::text IS NULL OR t.due_ext IN (sqlc.narg('ext'), ''))
+ORDER BY t.turn_seq DESC
+LIMIT @lim;
+
+-- name: CountForumInbox :one
+SELECT count(*) FROM (
+    SELECT 1 FROM forum_threads t
+    WHERE t.due_folded = @due_folded AND t.turn_seq > @since
+      AND (sqlc.narg('ext')::text IS NULL OR t.due_ext IN (sqlc.narg('ext'), ''))
+    LIMIT sqlc.arg('cap')::bigint
+) counted;
+
+-- name: ForumInboxCursor :one
+SELECT cursor FROM forum_inbox_acks WHERE account_folded = @account_folded AND ext = @ext;
+
+-- name: AckForumInbox :exec
+INSERT INTO forum_inbox_acks (account_folded, ext, cursor) VALUES (@account_folded, @ext, @cursor)
+ON CONFLICT (account_folded, ext) DO UPDATE SET cursor = EXCLUDED.cursor, at = now();
+
+-- name: ForumAccountRights :one
+SELECT rights FROM forum_rights WHERE account_folded = @account_folded;
+
+-- name: SetForumAccountRights :exec
+INSERT INTO forum_rights (account_folded, account, rights) VALUES (@account_folded, @account, @rights)
+ON CONFLICT (account_folded) DO UPDATE SET account = EXCLUDED.account, rights = EXCLUDED.rights, updated_at = now();
+
+-- name: OwnsForumCreator :one
+-- Whether the owner account owns (confirmed) the agent of the account that
+-- opened a thread: its human authority there.
+SELECT EXISTS (
+    SELECT 1 FROM agent_accounts aa
+    JOIN owner_bindings ob ON ob.agent_id = aa.agent_id
+    WHERE aa.account_folded = @creator_folded AND ob.owner_folded = @owner_folded AND ob.status = 'confirmed'
+);
+
+-- name: PendingForumProposals :many
+-- Threads with a pending proposal: those an owner may confirm (opened by
+-- its agents' accounts), or all ('' owner: an operator).
+SELECT sqlc.embed(t), b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+WHERE t.proposed_state IS NOT NULL
+  AND (@owner_folded::text = '' OR EXISTS (
+      SELECT 1 FROM agent_accounts aa JOIN owner_bindings ob ON ob.agent_id = aa.agent_id
+      WHERE aa.account_folded = t.creator_folded AND ob.owner_folded = @owner_folded AND ob.status = 'confirmed'))
+ORDER BY t.last_at DESC, t.id DESC
+LIMIT @lim;

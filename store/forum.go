@@ -1,0 +1,574 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store/db"
+)
+
+// The forum's store (pircan.ForumStore): it executes, the core decides.
+// A message or a mark runs in one transaction that locks the writing line
+// (hourly counts) and the thread's row, then calls the core's rule on what
+// it read, and writes what the rule returned, the events and the audit row.
+
+func toBoard(b db.ForumBoard) pircan.Board {
+	out := pircan.Board{ID: b.ID, Slug: b.Slug, Name: b.Name, Description: b.Description, Threads: b.Threads,
+		Messages: b.Messages, CreatedAt: b.CreatedAt}
+	if b.LastAt.Valid {
+		out.LastAt = b.LastAt.Time
+	}
+	return out
+}
+
+func toThread(t db.ForumThread, slug string) pircan.Thread {
+	out := pircan.Thread{ID: t.ID, BoardID: t.BoardID, BoardSlug: slug, Title: t.Title,
+		Creator: pircan.Line{Account: t.CreatorAccount, Extension: t.CreatorExt}, State: t.State,
+		StateOrigin: t.StateOrigin, Pinned: t.Pinned, Awaiting: t.Awaiting, TurnSeq: t.TurnSeq,
+		Messages: int(t.Messages), CreatedAt: t.CreatedAt, LastAt: t.LastAt}
+	if t.ProposedState != nil {
+		out.Proposed = *t.ProposedState
+	}
+	if t.DueAccount != nil {
+		out.Due = &pircan.Line{Account: *t.DueAccount, Extension: deref(t.DueExt)}
+	}
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func optText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func toForumMessage(m db.ForumMessage, agentName *string) pircan.ForumMessage {
+	out := pircan.ForumMessage{ID: m.ID, ThreadID: m.ThreadID, Kind: m.Kind, Body: m.Body, RelatesTo: m.RelatesTo,
+		From:     pircan.Line{Account: m.AuthorAccount, Extension: m.AuthorExt, AgentID: deref(m.AuthorAgent), Name: deref(agentName)},
+		Awaiting: m.Awaiting, CreatedAt: m.CreatedAt, Provenance: map[string]string{}}
+	if m.ParentID.Valid {
+		out.Parent = m.ParentID.Int64
+	}
+	_ = json.Unmarshal(m.Provenance, &out.Provenance)
+	if m.ToAccount != nil {
+		out.To = &pircan.Line{Account: *m.ToAccount, Extension: deref(m.ToExt)}
+	}
+	return out
+}
+
+func toForumEvent(e db.ForumEvent) pircan.ForumEvent {
+	out := pircan.ForumEvent{ID: e.ID, ThreadID: e.ThreadID, Type: e.Type, From: deref(e.FromState), To: deref(e.ToState),
+		Origin: e.Origin, Confirmed: e.Confirmed, By: e.ByIdentity, ByExt: e.ByExt, At: e.At}
+	if e.MessageID.Valid {
+		out.Message = e.MessageID.Int64
+	}
+	return out
+}
+
+// ForumBoards implements pircan.ForumStore.
+func (s *Store) ForumBoards(ctx context.Context, limit, offset int) ([]pircan.Board, int, error) {
+	var out []pircan.Board
+	total := 0
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.ListForumBoards(ctx, db.ListForumBoardsParams{Lim: int32(limit), Off: int32(offset)})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			out = append(out, toBoard(db.ForumBoard{ID: r.ID, Slug: r.Slug, Name: r.Name, Description: r.Description,
+				CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, Threads: r.Threads, Messages: r.Messages, LastAt: r.LastAt}))
+			total = int(r.Total)
+		}
+		if len(rows) == 0 {
+			n, err := q.CountForumBoards(ctx)
+			total = int(n)
+			return err
+		}
+		return nil
+	})
+	return out, total, err
+}
+
+// ForumBoard implements pircan.ForumStore.
+func (s *Store) ForumBoard(ctx context.Context, id int64, slug string) (pircan.Board, error) {
+	var out pircan.Board
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		var b db.ForumBoard
+		var err error
+		if id != 0 {
+			b, err = q.ForumBoardByID(ctx, id)
+		} else {
+			b, err = q.ForumBoardBySlug(ctx, slug)
+		}
+		out = toBoard(b)
+		return notFound(err)
+	})
+	return out, err
+}
+
+// AddForumBoard implements pircan.ForumStore.
+func (s *Store) AddForumBoard(ctx context.Context, actor pircan.ForumActor, b pircan.Board, l pircan.Limits) (pircan.Board, error) {
+	var out pircan.Board
+	by := ""
+	if !actor.IsHuman() {
+		by = foldAccount(actor.Account)
+	}
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		if by != "" {
+			if err := q.LockForumLine(ctx, by); err != nil {
+				return err
+			}
+			if n, err := q.CountForumBoardsLastDay(ctx, by); err != nil || n >= int64(l.ForumBoardsDay) {
+				return orErr(err, pircan.ErrRateLimited)
+			}
+		}
+		r, err := q.InsertForumBoard(ctx, db.InsertForumBoardParams{Slug: b.Slug, Name: b.Name, Description: b.Description, CreatedBy: by})
+		if isUniqueViolation(err) {
+			return pircan.ErrConflict
+		}
+		if err != nil {
+			return err
+		}
+		out = toBoard(r)
+		return audit(ctx, q, actor.AuditActor(), "forum.board_added", out.Slug, humanDetails(actor, map[string]any{"board": out.ID,
+			"name_size": len(b.Name), "description_size": len(b.Description)}))
+	})
+	return out, err
+}
+
+// humanDetails names the human in an audit row's details.
+func humanDetails(actor pircan.ForumActor, d map[string]any) map[string]any {
+	if actor.IsHuman() {
+		d["human"] = actor.Identity
+	}
+	if actor.Extension != "" {
+		d["extension"] = actor.Extension
+	}
+	return d
+}
+
+// ForumThreads implements pircan.ForumStore: a board's list (the total is
+// the board's counter, exact), or a filtered one (counted up to
+// MaxFindTotal + 1).
+func (s *Store) ForumThreads(ctx context.Context, fq pircan.ThreadQuery) ([]pircan.Thread, int, error) {
+	var out []pircan.Thread
+	total := 0
+	if fq.Board != 0 && fq.State == "" && fq.Awaiting == nil && fq.Author == "" {
+		err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+			b, err := q.ForumBoardByID(ctx, fq.Board)
+			if err != nil {
+				return notFound(err)
+			}
+			total = int(b.Threads)
+			if c := fq.After; c != nil {
+				rows, err := q.BoardThreadsAfter(ctx, db.BoardThreadsAfterParams{BoardID: fq.Board, Pinned: c.Pinned,
+					Awaiting: c.Awaiting, LastAt: c.LastAt, AfterID: c.ID, Lim: int32(fq.Limit)})
+				for _, r := range rows {
+					out = append(out, toThread(r.ForumThread, r.Slug))
+				}
+				return err
+			}
+			rows, err := q.BoardThreads(ctx, db.BoardThreadsParams{BoardID: fq.Board, Lim: int32(fq.Limit), Off: int32(fq.Offset)})
+			for _, r := range rows {
+				out = append(out, toThread(r.ForumThread, r.Slug))
+			}
+			return err
+		})
+		return out, total, err
+	}
+	p := db.ListForumThreadsParams{Lim: int32(fq.Limit), Off: int32(fq.Offset), State: optText(fq.State),
+		CreatorFolded: optText(fq.Author)}
+	if fq.Awaiting != nil {
+		p.Awaiting = pgtype.Bool{Bool: *fq.Awaiting, Valid: true}
+	}
+	if fq.Board != 0 {
+		p.BoardID = pgtype.Int8{Int64: fq.Board, Valid: true}
+	}
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.ListForumThreads(ctx, p)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			out = append(out, toThread(r.ForumThread, r.Slug))
+		}
+		n, err := q.CountForumThreads(ctx, db.CountForumThreadsParams{BoardID: p.BoardID, State: p.State,
+			Awaiting: p.Awaiting, CreatorFolded: p.CreatorFolded, Cap: pircan.MaxFindTotal + 1})
+		total = int(n)
+		return err
+	})
+	return out, total, err
+}
+
+// ForumThread implements pircan.ForumStore.
+func (s *Store) ForumThread(ctx context.Context, id int64) (pircan.Thread, error) {
+	var out pircan.Thread
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		r, err := q.ForumThread(ctx, id)
+		out = toThread(r.ForumThread, r.Slug)
+		return notFound(err)
+	})
+	return out, err
+}
+
+// ForumMessages implements pircan.ForumStore.
+func (s *Store) ForumMessages(ctx context.Context, thread, after int64, limit int) ([]pircan.ForumMessage, error) {
+	var out []pircan.ForumMessage
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.ListForumMessages(ctx, db.ListForumMessagesParams{ThreadID: thread, After: after, Lim: int32(limit)})
+		for _, r := range rows {
+			out = append(out, toForumMessage(db.ForumMessage{ID: r.ID, ThreadID: r.ThreadID, Kind: r.Kind, Body: r.Body,
+				ParentID: r.ParentID, RelatesTo: r.RelatesTo, AuthorAccount: r.AuthorAccount, AuthorExt: r.AuthorExt,
+				AuthorAgent: r.AuthorAgent, Provenance: r.Provenance, ToAccount: r.ToAccount, ToExt: r.ToExt,
+				Awaiting: r.Awaiting, CreatedAt: r.CreatedAt}, r.AgentName))
+		}
+		return err
+	})
+	return out, err
+}
+
+// ForumEvents implements pircan.ForumStore.
+func (s *Store) ForumEvents(ctx context.Context, thread int64, limit, offset int) ([]pircan.ForumEvent, int, error) {
+	var out []pircan.ForumEvent
+	total := 0
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.ListForumEvents(ctx, db.ListForumEventsParams{ThreadID: thread, Lim: int32(limit), Off: int32(offset)})
+		for _, r := range rows {
+			out = append(out, toForumEvent(db.ForumEvent{ID: r.ID, ThreadID: r.ThreadID, Type: r.Type, FromState: r.FromState,
+				ToState: r.ToState, Origin: r.Origin, Confirmed: r.Confirmed, ByIdentity: r.ByIdentity, ByExt: r.ByExt,
+				MessageID: r.MessageID, At: r.At}))
+			total = int(r.Total)
+		}
+		return err
+	})
+	return out, total, err
+}
+
+// PostForumMessage implements pircan.ForumStore.
+func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m pircan.NewForumMessage, l pircan.Limits,
+	rule func(pircan.ThreadView, *pircan.Line) (pircan.Change, error)) (pircan.ForumPost, error) {
+	var out pircan.ForumPost
+	me := foldAccount(actor.Account)
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		if err := q.LockForumLine(ctx, me); err != nil {
+			return err
+		}
+		if n, err := q.CountForumMessagesLastHour(ctx, me); err != nil || n >= int64(l.ForumMessagesHour) {
+			return orErr(err, pircan.ErrForumMessagesHour)
+		}
+		newThread := m.Thread == 0
+		if newThread {
+			if _, err := q.LockForumBoard(ctx, m.Board); err != nil {
+				return orErr(notFoundAs(err, pircan.ErrBoardNotFound), nil)
+			}
+			if n, err := q.CountForumThreadsLastHour(ctx, me); err != nil || n >= int64(l.ForumThreadsHour) {
+				return orErr(err, pircan.ErrForumThreadsHour)
+			}
+			id, err := q.InsertForumThread(ctx, db.InsertForumThreadParams{BoardID: m.Board, CreatorAccount: actor.Account,
+				CreatorFolded: me, CreatorExt: actor.Extension, Title: pircan.ThreadTitle(m.Body)})
+			if err != nil {
+				return err
+			}
+			m.Thread = id
+		}
+		r, err := q.LockForumThread(ctx, m.Thread)
+		if err != nil {
+			return notFoundAs(err, pircan.ErrThreadNotFound)
+		}
+		if m.Board != 0 && r.ForumThread.BoardID != m.Board {
+			return pircan.ErrThreadNotFound
+		}
+		view := pircan.ThreadView{Thread: toThread(r.ForumThread, r.Slug)}
+		var parent *pircan.Line
+		if m.Parent != 0 {
+			p, err := q.ForumMessageAuthor(ctx, db.ForumMessageAuthorParams{ID: m.Parent, ThreadID: m.Thread})
+			if err != nil {
+				return notFoundAs(err, pircan.ErrParentNotFound)
+			}
+			parent = &pircan.Line{Account: p.AuthorAccount, Extension: p.AuthorExt}
+		}
+		if err := relatedExist(ctx, q, m.RelatesTo); err != nil {
+			return err
+		}
+		change, err := rule(view, parent)
+		if err != nil {
+			return err
+		}
+		if newThread {
+			change.Events = append([]pircan.ForumEvent{{Type: pircan.EventOpened, To: pircan.StateOpen,
+				Origin: pircan.OriginLLM, Confirmed: true, By: actor.Identity, ByExt: actor.Extension}}, change.Events...)
+		}
+		prov, err := json.Marshal(m.Provenance)
+		if err != nil {
+			return err
+		}
+		mp := db.InsertForumMessageParams{ThreadID: m.Thread, Kind: m.Kind, Body: m.Body, RelatesTo: m.RelatesTo,
+			AuthorAccount: actor.Account, AuthorFolded: me, AuthorExt: actor.Extension, AuthorAgent: optText(actor.AgentID),
+			Provenance: prov, Awaiting: change.Thread.Awaiting}
+		if m.Parent != 0 {
+			mp.ParentID = pgtype.Int8{Int64: m.Parent, Valid: true}
+		}
+		if m.To != nil {
+			mp.ToAccount, mp.ToExt = &m.To.Account, &m.To.Extension
+		}
+		ins, err := q.InsertForumMessage(ctx, mp)
+		if err != nil {
+			return err
+		}
+		t := change.Thread
+		tp := db.UpdateForumThreadTurnParams{ID: t.ID, State: t.State, StateOrigin: t.StateOrigin,
+			ProposedState: optText(t.Proposed), Awaiting: t.Awaiting}
+		if t.Due != nil {
+			folded := foldAccount(t.Due.Account)
+			tp.DueAccount, tp.DueFolded, tp.DueExt = &t.Due.Account, &folded, &t.Due.Extension
+		}
+		turn, err := q.UpdateForumThreadTurn(ctx, tp)
+		if err != nil {
+			return err
+		}
+		t.TurnSeq, t.Messages, t.LastAt = turn.TurnSeq, int(turn.Messages), turn.LastAt
+		var newThreads int64
+		if newThread {
+			newThreads = 1
+		}
+		if err := q.ForumBoardCounted(ctx, db.ForumBoardCountedParams{ID: t.BoardID, NewThreads: newThreads}); err != nil {
+			return err
+		}
+		for i := range change.Events {
+			change.Events[i].ThreadID = t.ID
+			if t := change.Events[i].Type; t == pircan.EventState || t == pircan.EventOpened {
+				change.Events[i].Message = ins.ID
+			}
+			if err := insertEvent(ctx, q, change.Events[i]); err != nil {
+				return err
+			}
+		}
+		details := map[string]any{"thread": pircan.ThreadKey(t.ID), "kind": m.Kind, "size": len(m.Body),
+			"relates_to": len(m.RelatesTo)}
+		if newThread {
+			details["opened"] = true
+		}
+		if m.Parent != 0 {
+			details["parent"] = pircan.MessageKey(m.Parent)
+		}
+		if err := audit(ctx, q, actor.AuditActor(), "forum.message", pircan.MessageKey(ins.ID), humanDetails(actor, details)); err != nil {
+			return err
+		}
+		msg := pircan.ForumMessage{ID: ins.ID, ThreadID: t.ID, Kind: m.Kind, Body: m.Body, Parent: m.Parent,
+			RelatesTo: m.RelatesTo, From: actor.Line, Provenance: m.Provenance, To: m.To, Awaiting: t.Awaiting,
+			CreatedAt: ins.CreatedAt}
+		out = pircan.ForumPost{Message: msg, Thread: t}
+		return nil
+	})
+	return out, err
+}
+
+// notFoundAs maps no rows to the forum's own not-found error.
+func notFoundAs(err, as error) error {
+	if errors.Is(notFound(err), pircan.ErrNotFound) {
+		return as
+	}
+	return err
+}
+
+// relatedExist checks that every key of relates_to exists: threads and
+// messages by one count each; claims do not exist yet (issue 22).
+func relatedExist(ctx context.Context, q *db.Queries, keys []string) error {
+	var threads, msgs []int64
+	for _, k := range keys {
+		switch {
+		case strings.HasPrefix(k, pircan.ThreadPrefix):
+			threads = appendOnce(threads, keyNumber(k, pircan.ThreadPrefix))
+		case strings.HasPrefix(k, pircan.MessagePrefix):
+			msgs = appendOnce(msgs, keyNumber(k, pircan.MessagePrefix))
+		default:
+			return pircan.ErrRelatedNotFound
+		}
+	}
+	if len(threads) > 0 {
+		if n, err := q.CountForumThreadsIn(ctx, threads); err != nil || int(n) != len(threads) {
+			return orErr(err, pircan.ErrRelatedNotFound)
+		}
+	}
+	if len(msgs) > 0 {
+		if n, err := q.CountForumMessagesIn(ctx, msgs); err != nil || int(n) != len(msgs) {
+			return orErr(err, pircan.ErrRelatedNotFound)
+		}
+	}
+	return nil
+}
+
+func keyNumber(k, prefix string) int64 {
+	var n int64
+	for _, r := range strings.TrimPrefix(k, prefix) {
+		n = n*10 + int64(r-'0')
+	}
+	return n
+}
+
+func appendOnce(s []int64, n int64) []int64 {
+	for _, x := range s {
+		if x == n {
+			return s
+		}
+	}
+	return append(s, n)
+}
+
+func insertEvent(ctx context.Context, q *db.Queries, e pircan.ForumEvent) error {
+	p := db.InsertForumEventParams{ThreadID: e.ThreadID, Type: e.Type, FromState: optText(e.From), ToState: optText(e.To),
+		Origin: e.Origin, Confirmed: e.Confirmed, ByIdentity: e.By, ByExt: e.ByExt}
+	if e.Message != 0 {
+		p.MessageID = pgtype.Int8{Int64: e.Message, Valid: true}
+	}
+	return q.InsertForumEvent(ctx, p)
+}
+
+// ChangeThread implements pircan.ForumStore.
+func (s *Store) ChangeThread(ctx context.Context, actor pircan.ForumActor, id int64,
+	rule func(pircan.ThreadView) (pircan.Change, error)) (pircan.Thread, error) {
+	var out pircan.Thread
+	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		r, err := q.LockForumThread(ctx, id)
+		if err != nil {
+			return notFoundAs(err, pircan.ErrThreadNotFound)
+		}
+		view := pircan.ThreadView{Thread: toThread(r.ForumThread, r.Slug)}
+		if actor.Owner != "" {
+			if view.OwnedByActor, err = q.OwnsForumCreator(ctx, db.OwnsForumCreatorParams{
+				CreatorFolded: r.ForumThread.CreatorFolded, OwnerFolded: foldAccount(actor.Owner)}); err != nil {
+				return err
+			}
+		}
+		change, err := rule(view)
+		if err != nil {
+			return err
+		}
+		out = change.Thread
+		if len(change.Events) == 0 {
+			return nil
+		}
+		t := change.Thread
+		if err := q.UpdateForumThreadState(ctx, db.UpdateForumThreadStateParams{ID: t.ID, State: t.State,
+			StateOrigin: t.StateOrigin, ProposedState: optText(t.Proposed), Pinned: t.Pinned}); err != nil {
+			return err
+		}
+		for _, e := range change.Events {
+			e.ThreadID = t.ID
+			if err := insertEvent(ctx, q, e); err != nil {
+				return err
+			}
+		}
+		last := change.Events[len(change.Events)-1]
+		return audit(ctx, q, actor.AuditActor(), threadActions[last.Type], pircan.ThreadKey(t.ID), humanDetails(actor, map[string]any{
+			"from": last.From, "to": last.To, "confirmed": last.Confirmed}))
+	})
+	return out, err
+}
+
+// threadActions are the audit actions of a thread's changes, by event.
+var threadActions = map[string]string{
+	pircan.EventState:     "forum.state",
+	pircan.EventConfirmed: "forum.confirmed",
+	pircan.EventDeclined:  "forum.declined",
+	pircan.EventPinned:    "forum.pinned",
+	pircan.EventUnpinned:  "forum.unpinned",
+}
+
+// ForumInbox implements pircan.ForumStore.
+func (s *Store) ForumInbox(ctx context.Context, iq pircan.InboxQuery) ([]pircan.Thread, int, error) {
+	var out []pircan.Thread
+	total := 0
+	me := foldAccount(iq.Account)
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.ForumInbox(ctx, db.ForumInboxParams{DueFolded: &me, Since: iq.Since, Ext: iq.Extension, Lim: int32(iq.Limit)})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			out = append(out, toThread(r.ForumThread, r.Slug))
+		}
+		n, err := q.CountForumInbox(ctx, db.CountForumInboxParams{DueFolded: &me, Since: iq.Since, Ext: iq.Extension,
+			Cap: pircan.MaxFindTotal + 1})
+		total = int(n)
+		return err
+	})
+	return out, total, err
+}
+
+// ForumInboxCursor implements pircan.ForumStore.
+func (s *Store) ForumInboxCursor(ctx context.Context, account, ext string) (int64, error) {
+	var out int64
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		n, err := q.ForumInboxCursor(ctx, db.ForumInboxCursorParams{AccountFolded: foldAccount(account), Ext: ext})
+		if errors.Is(notFound(err), pircan.ErrNotFound) {
+			return nil
+		}
+		out = n
+		return err
+	})
+	return out, err
+}
+
+// AckForumInbox implements pircan.ForumStore.
+func (s *Store) AckForumInbox(ctx context.Context, actor pircan.ForumActor, ext string, cursor int64) error {
+	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		if err := q.AckForumInbox(ctx, db.AckForumInboxParams{AccountFolded: foldAccount(actor.Account), Ext: ext, Cursor: cursor}); err != nil {
+			return err
+		}
+		return audit(ctx, q, actor.AuditActor(), "forum.inbox_ack", "", humanDetails(actor, map[string]any{"cursor": cursor}))
+	})
+}
+
+// ForumAccountRights implements pircan.ForumStore.
+func (s *Store) ForumAccountRights(ctx context.Context, account string) ([]string, error) {
+	var out []string
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		r, err := q.ForumAccountRights(ctx, foldAccount(account))
+		if errors.Is(notFound(err), pircan.ErrNotFound) {
+			return nil
+		}
+		if r == nil {
+			r = []string{}
+		}
+		out = r
+		return err
+	})
+	return out, err
+}
+
+// SetForumAccountRights implements pircan.ForumStore.
+func (s *Store) SetForumAccountRights(ctx context.Context, operator, account string, rights []string) error {
+	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		if err := q.SetForumAccountRights(ctx, db.SetForumAccountRightsParams{AccountFolded: foldAccount(account),
+			Account: account, Rights: rights}); err != nil {
+			return err
+		}
+		return audit(ctx, q, pircan.Actor{Account: operator}, "forum.rights", account, map[string]any{"rights": rights})
+	})
+}
+
+// PendingProposals implements pircan.ForumStore.
+func (s *Store) PendingProposals(ctx context.Context, owner string, limit int) ([]pircan.Thread, error) {
+	var out []pircan.Thread
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.PendingForumProposals(ctx, db.PendingForumProposalsParams{OwnerFolded: foldAccount(owner), Lim: int32(limit)})
+		for _, r := range rows {
+			out = append(out, toThread(r.ForumThread, r.Slug))
+		}
+		return err
+	})
+	return out, err
+}
