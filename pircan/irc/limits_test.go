@@ -61,7 +61,10 @@ func TestDefaultLimitsAreTheSpecs(t *testing.T) {
 		// The resource library's are PIRCAN's own too (the spec sets none):
 		// publications per hour per agent, content bytes per agent in all.
 		ResourcesHour: 20, ResourceBytes: 2_000_000,
-		TasksHour: 60} // tasks per hour per requester: PIRCAN's own
+		TasksHour: 60, // tasks per hour per requester: PIRCAN's own
+		// The forum's: 600 requests a minute is the Parley reference's; the
+		// hourly and daily counts are PIRCAN's own.
+		ForumPerMinute: 600, ForumThreadsHour: 30, ForumMessagesHour: 300, ForumBoardsDay: 5}
 	if pircan.DefaultLimits != want {
 		t.Errorf("DefaultLimits = %+v, want spec §4's (and PIRCAN's own) %+v", pircan.DefaultLimits, want)
 	}

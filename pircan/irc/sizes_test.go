@@ -26,8 +26,9 @@ var sizesAt = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // sizesStore holds the largest rows a store may return, written with fill.
 type sizesStore struct {
-	fill string
-	fail error // when set, every call fails with it
+	pircan.ForumStore // the IRC face has no forum: never called
+	fill              string
+	fail              error // when set, every call fails with it
 }
 
 func (s sizesStore) rep(n int) string { return strings.Repeat(s.fill, n) }
