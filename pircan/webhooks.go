@@ -111,3 +111,61 @@ func (s *Service) DeleteWebhook(ctx context.Context, c Caller, a WebhookArgs) (s
 	}
 	return *a.WebhookID, nil
 }
+
+// The deliverer's side (pircan/webhook POSTs; the store queues, claims and
+// records): its types are the core's, so that the deliverer needs no store.
+
+// WebhookDelivery is one claimed delivery: where to POST, how to sign it
+// and what to say. Count is the type's count as of the claim (-1: the type
+// has none).
+type WebhookDelivery struct {
+	ID        string
+	WebhookID string
+	URL       string
+	Secret    string
+	AgentID   string
+	Type      string
+	Count     int
+	Attempts  int // failed attempts so far
+	FirstAt   time.Time
+	// Events is how many events the delivery had coalesced when claimed: a
+	// success with more since leaves a new delivery due.
+	Events int
+}
+
+// DeliveryClaim is one claim: deliveries due at Now, first queued after
+// Expired, leased until LeaseUntil, at most Limit of them, and of one
+// webhook at most PerWebhook on the wire in this deliverer, counting the
+// InFlight ones it has already (webhook id → deliveries).
+type DeliveryClaim struct {
+	Now, Expired, LeaseUntil time.Time
+	Limit                    int
+	PerWebhook               int
+	InFlight                 map[string]int
+}
+
+// DeliveryFailure is how a delivery went wrong: Error for the webhook's
+// last_error; Delivered when the receiver did answer 2xx, only over the
+// latency budget (the delivery is done, the webhook counts a failure);
+// else the delivery is due again at Retry. Either way the webhook's run of
+// failures grows, it is paused until Pause(run), and disabled at
+// MaxFailures.
+type DeliveryFailure struct {
+	Error       string
+	Delivered   bool
+	Retry       time.Time
+	Pause       func(failures int) time.Time
+	MaxFailures int
+}
+
+// DeliveryStore is what the webhook deliverer needs of the store.
+type DeliveryStore interface {
+	ClaimDeliveries(ctx context.Context, c DeliveryClaim) ([]WebhookDelivery, error)
+	// DeliverySucceeded ends a delivery and the webhook's run of failures.
+	DeliverySucceeded(ctx context.Context, d WebhookDelivery) error
+	// DeliveryFailed records f; disabled says the webhook was disabled
+	// (ErrNotFound: it was deleted meanwhile).
+	DeliveryFailed(ctx context.Context, d WebhookDelivery, f DeliveryFailure) (disabled bool, err error)
+	// DropExpired deletes the deliveries first queued before before.
+	DropExpired(ctx context.Context, before time.Time) (int64, error)
+}

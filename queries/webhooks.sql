@@ -18,17 +18,29 @@ DELETE FROM webhooks WHERE id = @id AND agent_id = @agent_id RETURNING url;
 -- lease_until) in one statement: SKIP LOCKED lets any number of deliverers
 -- claim at once without waiting on or taking each other's rows, and the
 -- lease keeps a claimed row from being claimed again while it is POSTed; a
--- deliverer that dies mid-POST only delays it until the lease ends.
-WITH due AS (
-    SELECT d.id FROM webhook_deliveries d
+-- deliverer that dies mid-POST only delays it until the lease ends. A
+-- paused webhook's rows wait; of one webhook at most per_webhook are on the
+-- wire in this deliverer: busy_ids/busy_counts say how many it has already.
+WITH inflight AS (
+    SELECT unnest(@busy_ids::uuid[]) AS webhook_id, unnest(@busy_counts::int[]) AS n
+), ranked AS (
+    SELECT d.id, d.next_attempt_at,
+           row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) + coalesce(i.n, 0) AS slot
+    FROM webhook_deliveries d
+    JOIN webhooks w ON w.id = d.webhook_id
+    LEFT JOIN inflight i ON i.webhook_id = d.webhook_id
     WHERE d.next_attempt_at <= @now AND d.first_at > @expired_before
-    ORDER BY d.next_attempt_at
+      AND w.disabled_at IS NULL AND (w.paused_until IS NULL OR w.paused_until <= @now)
+), due AS (
+    SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
+    WHERE r.slot <= @per_webhook::int AND d.next_attempt_at <= @now
+    ORDER BY r.next_attempt_at
     LIMIT @max_rows
-    FOR UPDATE SKIP LOCKED
+    FOR UPDATE OF d SKIP LOCKED
 )
 UPDATE webhook_deliveries d SET next_attempt_at = @lease_until
 FROM due, webhooks w
-WHERE d.id = due.id AND w.id = d.webhook_id AND w.disabled_at IS NULL
+WHERE d.id = due.id AND w.id = d.webhook_id
 RETURNING d.id, d.type, d.attempts, d.events, d.first_at, w.id AS webhook_id, w.url, w.secret, w.agent_id;
 
 -- name: DeleteDelivered :execrows
@@ -51,6 +63,9 @@ UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = @next_a
 -- name: WebhookFailed :one
 UPDATE webhooks SET failures = failures + 1, last_error = @last_error WHERE id = @id
 RETURNING failures, agent_id, url;
+
+-- name: PauseWebhook :exec
+UPDATE webhooks SET paused_until = @paused_until WHERE id = @id;
 
 -- name: DisableWebhook :exec
 UPDATE webhooks SET disabled_at = now() WHERE id = @id;

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/creatimus/pircan/internal/backoff"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store/db"
 )
@@ -89,7 +90,7 @@ func (s *Store) AuditLatest(ctx context.Context, n int) ([]AuditEntry, error) {
 // or the database refusing the query) end it.
 func (s *Store) AuditFollow(ctx context.Context, afterID int64, emit func(AuditEntry) error,
 	lost func(err error, retryIn time.Duration)) error {
-	backoff := followBackoff{min: 200 * time.Millisecond, max: 5 * time.Second}
+	b := backoff.New(200*time.Millisecond, 5*time.Second)
 	for {
 		listening, err := s.auditFollowOnce(ctx, &afterID, emit)
 		switch {
@@ -99,9 +100,9 @@ func (s *Store) AuditFollow(ctx context.Context, afterID int64, emit func(AuditE
 			return err
 		}
 		if listening {
-			backoff.reset()
+			b.Reset()
 		}
-		wait := backoff.next()
+		wait := b.Next()
 		if lost != nil {
 			lost(err, wait)
 		}
@@ -211,19 +212,3 @@ func retryable(err error) bool {
 	}
 	return true // no answer from the server at all: network, closed connection, dial
 }
-
-// followBackoff doubles from min to max; reset after a connection that worked.
-type followBackoff struct {
-	min, max, cur time.Duration
-}
-
-func (b *followBackoff) next() time.Duration {
-	if b.cur == 0 {
-		b.cur = b.min
-	} else if b.cur = 2 * b.cur; b.cur > b.max {
-		b.cur = b.max
-	}
-	return b.cur
-}
-
-func (b *followBackoff) reset() { b.cur = 0 }

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store/db"
 )
@@ -79,36 +81,20 @@ func urlHost(raw string) string {
 	return u.Host
 }
 
-// Delivery is one claimed webhook delivery: where to POST, how to sign it
-// and what to say. Count is the type's count as of the claim (-1: the
-// type has none).
-type Delivery struct {
-	ID        string
-	WebhookID string
-	URL       string
-	Secret    string
-	AgentID   string
-	Type      string
-	Count     int
-	Attempts  int // failed attempts so far
-	FirstAt   time.Time
-	events    int // the events coalesced when claimed (DeliverySucceeded)
-}
-
-// Claim is one ClaimDeliveries call: rows due at Now, not older than
-// Expired, leased until LeaseUntil.
-type Claim struct {
-	Now, Expired, LeaseUntil time.Time
-	Limit                    int
-}
+var _ pircan.DeliveryStore = (*Store)(nil)
 
 // ClaimDeliveries takes up to c.Limit due deliveries for this process and
 // leases them; the counts are read in the same transaction.
-func (s *Store) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
-	var out []Delivery
+func (s *Store) ClaimDeliveries(ctx context.Context, c pircan.DeliveryClaim) ([]pircan.WebhookDelivery, error) {
+	var out []pircan.WebhookDelivery
+	ids := make([]string, 0, len(c.InFlight))
+	counts := make([]int32, 0, len(c.InFlight))
+	for id, n := range c.InFlight {
+		ids, counts = append(ids, id), append(counts, int32(n))
+	}
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		rows, err := q.ClaimDeliveries(ctx, db.ClaimDeliveriesParams{Now: c.Now, ExpiredBefore: c.Expired,
-			LeaseUntil: c.LeaseUntil, MaxRows: int32(c.Limit)})
+			LeaseUntil: c.LeaseUntil, MaxRows: int32(c.Limit), PerWebhook: int32(c.PerWebhook), BusyIds: ids, BusyCounts: counts})
 		if err != nil {
 			return err
 		}
@@ -117,45 +103,53 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error
 			if err != nil {
 				return err
 			}
-			out = append(out, Delivery{ID: r.ID, WebhookID: r.WebhookID, URL: r.Url, Secret: r.Secret,
-				AgentID: r.AgentID, Type: r.Type, Count: n, Attempts: int(r.Attempts), FirstAt: r.FirstAt, events: int(r.Events)})
+			out = append(out, pircan.WebhookDelivery{ID: r.ID, WebhookID: r.WebhookID, URL: r.Url, Secret: r.Secret,
+				AgentID: r.AgentID, Type: r.Type, Count: n, Attempts: int(r.Attempts), FirstAt: r.FirstAt, Events: int(r.Events)})
 		}
 		return nil
 	})
 	return out, err
 }
 
-// DeliverySucceeded ends a delivery and the webhook's run of failures. An
-// event that came in while it was on the wire leaves a new delivery due.
-func (s *Store) DeliverySucceeded(ctx context.Context, d Delivery) error {
+// delivered ends a delivery that was POSTed: done, unless an event came in
+// while it was on the wire (then a new delivery is due).
+func delivered(ctx context.Context, q *db.Queries, d pircan.WebhookDelivery) error {
+	n, err := q.DeleteDelivered(ctx, db.DeleteDeliveredParams{ID: d.ID, Events: int32(d.Events)})
+	if err != nil || n > 0 {
+		return err
+	}
+	return q.RequeueDelivered(ctx, d.ID)
+}
+
+// DeliverySucceeded ends a delivery and the webhook's run of failures.
+func (s *Store) DeliverySucceeded(ctx context.Context, d pircan.WebhookDelivery) error {
 	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		n, err := q.DeleteDelivered(ctx, db.DeleteDeliveredParams{ID: d.ID, Events: int32(d.events)})
-		if err != nil {
+		if err := delivered(ctx, q, d); err != nil {
 			return err
-		}
-		if n == 0 {
-			if err := q.RequeueDelivered(ctx, d.ID); err != nil {
-				return err
-			}
 		}
 		return q.WebhookSucceeded(ctx, d.WebhookID)
 	})
 }
 
-// DeliveryFailed records a failed attempt: the delivery is due again at
-// next, and the webhook's run of failures grows; at maxFailures the
+// DeliveryFailed records a failed (or too slow) attempt: the delivery is
+// due again at f.Retry (or done, if f.Delivered), the webhook's run of
+// failures grows and it pauses until f.Pause of it; at f.MaxFailures the
 // webhook is disabled and what waits for it dropped. disabled says so.
-func (s *Store) DeliveryFailed(ctx context.Context, d Delivery, lastError string, next time.Time, maxFailures int) (disabled bool, err error) {
+func (s *Store) DeliveryFailed(ctx context.Context, d pircan.WebhookDelivery, f pircan.DeliveryFailure) (disabled bool, err error) {
 	err = s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		if err := q.RetryDelivery(ctx, db.RetryDeliveryParams{ID: d.ID, NextAttemptAt: next}); err != nil {
+		if f.Delivered {
+			if err := delivered(ctx, q, d); err != nil {
+				return err
+			}
+		} else if err := q.RetryDelivery(ctx, db.RetryDeliveryParams{ID: d.ID, NextAttemptAt: f.Retry}); err != nil {
 			return err
 		}
-		w, err := q.WebhookFailed(ctx, db.WebhookFailedParams{ID: d.WebhookID, LastError: &lastError})
+		w, err := q.WebhookFailed(ctx, db.WebhookFailedParams{ID: d.WebhookID, LastError: &f.Error})
 		if err != nil {
 			return notFound(err) // deleted meanwhile
 		}
-		if int(w.Failures) < maxFailures {
-			return nil
+		if int(w.Failures) < f.MaxFailures {
+			return q.PauseWebhook(ctx, db.PauseWebhookParams{ID: d.WebhookID, PausedUntil: pgtype.Timestamptz{Time: f.Pause(int(w.Failures)), Valid: true}})
 		}
 		disabled = true
 		if err := q.DisableWebhook(ctx, d.WebhookID); err != nil {

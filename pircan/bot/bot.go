@@ -20,6 +20,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/creatimus/pircan/internal/backoff"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
@@ -150,7 +151,7 @@ func prepare(ctx context.Context, st *store.Store, cfg Config) error {
 // untilUp retries fn with growing pauses until it succeeds or ctx ends: a
 // database that is still starting is not a reason to exit.
 func untilUp(ctx context.Context, log zerolog.Logger, fn func() error) error {
-	b := transport.Backoff{Min: 500 * time.Millisecond, Max: 15 * time.Second}
+	b := backoff.New(500*time.Millisecond, 15*time.Second)
 	for {
 		err := fn()
 		if err == nil {

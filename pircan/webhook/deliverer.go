@@ -21,8 +21,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/creatimus/pircan/internal/backoff"
 	"github.com/creatimus/pircan/pircan"
-	"github.com/creatimus/pircan/store"
 )
 
 // The deliveries' bounds.
@@ -31,53 +31,57 @@ const (
 	Lifetime = 24 * time.Hour
 	// PostTimeout bounds one POST, connecting included.
 	PostTimeout = 10 * time.Second
+	// LatencyBudget is how long a receiver may take to answer: a 2xx after
+	// it is a delivery made, but the webhook counts a failure and is paused
+	// as after one, so a receiver that answers just under PostTimeout cannot
+	// hold workers by the second without ever being backed off.
+	LatencyBudget = 3 * time.Second
 	// Lease is how long a claimed delivery is kept from other deliverers:
 	// longer than a POST, so it is never POSTed twice at once.
 	Lease = 2 * time.Minute
 	// MaxFailures is the run of failed attempts that disables a webhook.
 	MaxFailures = 10
-	// Batch is how many deliveries one step claims (and POSTs at once).
-	Batch = 32
+	// Workers is how many POSTs one deliverer has on the wire at most.
+	Workers = 32
+	// PerWebhook is how many of those may be to one webhook: one agent's
+	// five slow webhooks hold at most ten, and never the rest.
+	PerWebhook = 2
 	// Tick is how often a deliverer looks for due retries unwoken.
 	Tick = 15 * time.Second
 	// maxResponse is how much of a receiver's answer is read (and ignored).
 	maxResponse = 4 << 10
 )
 
-// Backoff is the wait after a delivery's failed attempts (1 for the
-// first): 30 s, doubling, at most an hour.
-func Backoff(failed int) time.Duration {
-	d := 30 * time.Second
-	for i := 1; i < failed && d < time.Hour; i++ {
-		d *= 2
-	}
-	return min(d, time.Hour)
-}
+// Retry is the wait after a delivery's failed attempts, and a webhook's
+// pause after a failure in its run: 30 s doubling to an hour, with full
+// jitter (internal/backoff), so that webhooks failing together do not
+// come back together.
+var Retry = backoff.Policy{Min: 30 * time.Second, Max: time.Hour}
 
-// Store is what the deliverer needs of the store (*store.Store).
-type Store interface {
-	ClaimDeliveries(ctx context.Context, c store.Claim) ([]store.Delivery, error)
-	DeliverySucceeded(ctx context.Context, d store.Delivery) error
-	DeliveryFailed(ctx context.Context, d store.Delivery, lastError string, next time.Time, maxFailures int) (bool, error)
-	DropExpired(ctx context.Context, before time.Time) (int64, error)
-}
+// Backoff is Retry's wait after failed failures in a row (1 for the first).
+func Backoff(failed int) time.Duration { return Retry.Delay(failed - 1) }
 
 // Deliverer POSTs queued deliveries. Every process runs one: the store's
 // claims keep any number of them from POSTing one delivery twice.
 type Deliverer struct {
-	store   Store
-	policy  *Policy
-	log     zerolog.Logger
-	client  *http.Client
-	wake    chan struct{}
-	Now     func() time.Time               // the clock (tests)
-	Backoff func(failed int) time.Duration // Backoff (tests)
+	store  pircan.DeliveryStore
+	policy *Policy
+	log    zerolog.Logger
+	client *http.Client
+	wake   chan struct{}
+	Now    func() time.Time // the clock (tests)
+	// Backoff is the wait after failed failures in a row (tests set it).
+	Backoff func(failed int) time.Duration
+	// Workers, PerWebhook and LatencyBudget are the package's constants
+	// unless a test sets them.
+	Workers, PerWebhook int
+	LatencyBudget       time.Duration
 }
 
 // NewDeliverer delivers st's deliveries to the URLs policy allows.
-func NewDeliverer(st Store, policy *Policy, log zerolog.Logger) *Deliverer {
+func NewDeliverer(st pircan.DeliveryStore, policy *Policy, log zerolog.Logger) *Deliverer {
 	return &Deliverer{store: st, policy: policy, log: log, client: newClient(policy), wake: make(chan struct{}, 1),
-		Now: time.Now, Backoff: Backoff}
+		Now: time.Now, Backoff: Backoff, Workers: Workers, PerWebhook: PerWebhook, LatencyBudget: LatencyBudget}
 }
 
 // newClient is an HTTP client that connects only where policy allows, by
@@ -131,40 +135,67 @@ func (d *Deliverer) Wake() {
 	}
 }
 
-// Run delivers until ctx ends: at each Wake and every Tick (retries).
+// Run delivers until ctx ends. It is a pool of Workers POSTs: it claims
+// as many due deliveries as it has free workers (at most PerWebhook of one
+// webhook on the wire), and claims again as each POST ends, at a Wake and
+// every Tick, so a slow receiver holds only its own workers, never a
+// batch that everyone else waits on.
 func (d *Deliverer) Run(ctx context.Context) {
 	tick := time.NewTicker(Tick)
 	defer tick.Stop()
-	for {
-		for {
-			n, err := d.RunOnce(ctx)
-			if err != nil && ctx.Err() == nil {
-				d.log.Warn().Err(err).Msg("webhook deliveries")
-			}
-			if err != nil || n < Batch {
-				break
-			}
+	done := make(chan pircan.WebhookDelivery)
+	inFlight := map[string]int{}
+	busy := 0
+	defer func() { // let the POSTs on the wire record how they went
+		for ; busy > 0; busy-- {
+			<-done
 		}
+	}()
+	drop := func() {
+		if err := d.dropExpired(ctx); err != nil && ctx.Err() == nil {
+			d.log.Warn().Err(err).Msg("webhook deliveries")
+		}
+	}
+	claim := func() {
+		if busy >= d.Workers {
+			return
+		}
+		batch, err := d.claim(ctx, d.Workers-busy, inFlight)
+		if err != nil && ctx.Err() == nil {
+			d.log.Warn().Err(err).Msg("webhook deliveries")
+		}
+		for _, dl := range batch {
+			inFlight[dl.WebhookID]++
+			busy++
+			go func() { d.deliver(ctx, dl); done <- dl }()
+		}
+	}
+	drop()
+	for {
+		claim()
 		select {
 		case <-ctx.Done():
 			return
 		case <-d.wake:
 		case <-tick.C:
+			drop()
+		case dl := <-done:
+			busy--
+			if inFlight[dl.WebhookID]--; inFlight[dl.WebhookID] <= 0 {
+				delete(inFlight, dl.WebhookID)
+			}
 		}
 	}
 }
 
-// RunOnce drops expired deliveries, claims one batch of due ones and POSTs
-// them; it returns how many it claimed.
+// RunOnce drops expired deliveries, claims what is due (as many as Run's
+// free pool would) and POSTs them, waiting for all; it returns how many it
+// claimed. Tests step the deliverer with it.
 func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
-	now := d.Now()
-	if n, err := d.store.DropExpired(ctx, now.Add(-Lifetime)); err != nil {
+	if err := d.dropExpired(ctx); err != nil {
 		return 0, err
-	} else if n > 0 {
-		d.log.Info().Int64("dropped", n).Msg("webhook deliveries expired undelivered")
 	}
-	batch, err := d.store.ClaimDeliveries(ctx, store.Claim{Now: now, Expired: now.Add(-Lifetime),
-		LeaseUntil: now.Add(Lease), Limit: Batch})
+	batch, err := d.claim(ctx, d.Workers, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -177,34 +208,63 @@ func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
 	return len(batch), nil
 }
 
-// deliver POSTs one delivery and records how it went.
-func (d *Deliverer) deliver(ctx context.Context, dl store.Delivery) {
+// dropExpired deletes the deliveries whose time is over.
+func (d *Deliverer) dropExpired(ctx context.Context) error {
+	dropped, err := d.store.DropExpired(ctx, d.Now().Add(-Lifetime))
+	if dropped > 0 {
+		d.log.Info().Int64("dropped", dropped).Msg("webhook deliveries expired undelivered")
+	}
+	return err
+}
+
+// claim claims up to n due deliveries, beside the inFlight ones this
+// deliverer has on the wire.
+func (d *Deliverer) claim(ctx context.Context, n int, inFlight map[string]int) ([]pircan.WebhookDelivery, error) {
+	now := d.Now()
+	return d.store.ClaimDeliveries(ctx, pircan.DeliveryClaim{Now: now, Expired: now.Add(-Lifetime),
+		LeaseUntil: now.Add(Lease), Limit: n, PerWebhook: d.PerWebhook, InFlight: inFlight})
+}
+
+// deliver POSTs one delivery and records how it went: a 2xx within the
+// latency budget is a success; a 2xx after it is a delivery made that
+// the webhook counts as a failure; anything else a failure, retried.
+func (d *Deliverer) deliver(ctx context.Context, dl pircan.WebhookDelivery) {
 	log := d.log.With().Str("webhook", dl.WebhookID).Str("delivery", dl.ID).Logger()
+	start := d.Now()
 	perr := d.post(ctx, dl)
+	took := d.Now().Sub(start)
 	// Recording must not fail because ctx ended mid-POST.
 	rctx := context.WithoutCancel(ctx)
-	if perr == nil {
+	if perr == nil && took <= d.LatencyBudget {
 		if err := d.store.DeliverySucceeded(rctx, dl); err != nil {
 			log.Warn().Err(err).Msg("recording a webhook delivery")
 		}
 		return
 	}
-	next := d.Now().Add(d.Backoff(dl.Attempts + 1))
-	disabled, err := d.store.DeliveryFailed(rctx, dl, perr.Error(), next, MaxFailures)
+	now := d.Now()
+	f := pircan.DeliveryFailure{Retry: now.Add(d.Backoff(dl.Attempts + 1)), MaxFailures: MaxFailures,
+		Pause: func(failures int) time.Time { return now.Add(d.Backoff(failures)) }}
+	if perr != nil {
+		f.Error = perr.Error()
+	} else {
+		f.Delivered = true
+		f.Error = fmt.Sprintf("answered in %s, over the %s budget", took.Round(time.Millisecond), d.LatencyBudget)
+	}
+	disabled, err := d.store.DeliveryFailed(rctx, dl, f)
 	if err != nil && !errors.Is(err, pircan.ErrNotFound) {
 		log.Warn().Err(err).Msg("recording a failed webhook delivery")
 	}
 	if disabled {
-		log.Warn().Err(perr).Msg("webhook disabled after failing too often")
+		log.Warn().Str("error", f.Error).Msg("webhook disabled after failing too often")
 	} else {
-		log.Debug().Err(perr).Time("next", next).Msg("webhook delivery failed")
+		log.Debug().Str("error", f.Error).Time("next", f.Retry).Msg("webhook delivery failed")
 	}
 }
 
 // Body is the JSON of one delivery: its type, the count under NOTIFY's key
 // (where the type has one), the recipient's own agent id and when. Never a
 // name, purpose or text.
-func Body(dl store.Delivery, at time.Time) []byte {
+func Body(dl pircan.WebhookDelivery, at time.Time) []byte {
 	m := map[string]any{"type": dl.Type, "agent_id": dl.AgentID, "at": at.UTC().Format(time.RFC3339)}
 	if key, ok := pircan.NotifyCountKey[dl.Type]; ok && dl.Count >= 0 {
 		m[key] = dl.Count
@@ -221,7 +281,7 @@ func Sign(secret string, body []byte) string {
 }
 
 // post sends one delivery; nil only for a 2xx answer.
-func (d *Deliverer) post(ctx context.Context, dl store.Delivery) error {
+func (d *Deliverer) post(ctx context.Context, dl pircan.WebhookDelivery) error {
 	ctx, cancel := context.WithTimeout(ctx, PostTimeout)
 	defer cancel()
 	body := Body(dl, d.Now())

@@ -3,8 +3,10 @@ package webhook_test
 import (
 	"context"
 	"errors"
+	"math"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/webhook"
@@ -108,11 +110,24 @@ func TestWebhookCheckURLLocalhostResolved(t *testing.T) {
 	}
 }
 
+// Retries wait 30 s doubling to an hour, each anywhere from 30 s to its
+// ceiling (full jitter: internal/backoff).
 func TestWebhookBackoff(t *testing.T) {
-	want := []string{"30s", "1m0s", "2m0s", "4m0s", "8m0s", "16m0s", "32m0s", "1h0m0s", "1h0m0s"}
-	for i, w := range want {
-		if got := webhook.Backoff(i + 1).String(); got != w {
-			t.Errorf("Backoff(%d) = %s, want %s", i+1, got, w)
+	ceilings := []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute,
+		16 * time.Minute, 32 * time.Minute, time.Hour, time.Hour}
+	for _, r := range []float64{0, 0.5, math.Nextafter(1, 0)} {
+		p := webhook.Retry
+		p.Rand = func() float64 { return r }
+		for i, ceil := range ceilings {
+			want := p.Min + time.Duration(r*float64(ceil-p.Min))
+			if got := p.Delay(i); got != want {
+				t.Errorf("rand %v: retry %d in %s, want %s", r, i+1, got, want)
+			}
+		}
+	}
+	for i := range 20 {
+		if d := webhook.Backoff(i + 1); d < 30*time.Second || d > time.Hour {
+			t.Errorf("Backoff(%d) = %s, outside [30s, 1h]", i+1, d)
 		}
 	}
 }

@@ -293,14 +293,15 @@ type Token struct {
 }
 
 type Webhook struct {
-	ID         string
-	AgentID    string
-	Url        string
-	Secret     string
-	CreatedAt  time.Time
-	Failures   int32
-	LastError  *string
-	DisabledAt pgtype.Timestamptz
+	ID          string
+	AgentID     string
+	Url         string
+	Secret      string
+	CreatedAt   time.Time
+	Failures    int32
+	LastError   *string
+	DisabledAt  pgtype.Timestamptz
+	PausedUntil pgtype.Timestamptz
 }
 
 type WebhookDelivery struct {

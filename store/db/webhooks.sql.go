@@ -13,23 +13,36 @@ import (
 )
 
 const claimDeliveries = `-- name: ClaimDeliveries :many
-WITH due AS (
-    SELECT d.id FROM webhook_deliveries d
-    WHERE d.next_attempt_at <= $2 AND d.first_at > $3
-    ORDER BY d.next_attempt_at
-    LIMIT $4
-    FOR UPDATE SKIP LOCKED
+WITH inflight AS (
+    SELECT unnest($2::uuid[]) AS webhook_id, unnest($3::int[]) AS n
+), ranked AS (
+    SELECT d.id, d.next_attempt_at,
+           row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) + coalesce(i.n, 0) AS slot
+    FROM webhook_deliveries d
+    JOIN webhooks w ON w.id = d.webhook_id
+    LEFT JOIN inflight i ON i.webhook_id = d.webhook_id
+    WHERE d.next_attempt_at <= $4 AND d.first_at > $5
+      AND w.disabled_at IS NULL AND (w.paused_until IS NULL OR w.paused_until <= $4)
+), due AS (
+    SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
+    WHERE r.slot <= $6::int AND d.next_attempt_at <= $4
+    ORDER BY r.next_attempt_at
+    LIMIT $7
+    FOR UPDATE OF d SKIP LOCKED
 )
 UPDATE webhook_deliveries d SET next_attempt_at = $1
 FROM due, webhooks w
-WHERE d.id = due.id AND w.id = d.webhook_id AND w.disabled_at IS NULL
+WHERE d.id = due.id AND w.id = d.webhook_id
 RETURNING d.id, d.type, d.attempts, d.events, d.first_at, w.id AS webhook_id, w.url, w.secret, w.agent_id
 `
 
 type ClaimDeliveriesParams struct {
 	LeaseUntil    time.Time
+	BusyIds       []string
+	BusyCounts    []int32
 	Now           time.Time
 	ExpiredBefore time.Time
+	PerWebhook    int32
 	MaxRows       int32
 }
 
@@ -49,12 +62,17 @@ type ClaimDeliveriesRow struct {
 // lease_until) in one statement: SKIP LOCKED lets any number of deliverers
 // claim at once without waiting on or taking each other's rows, and the
 // lease keeps a claimed row from being claimed again while it is POSTed; a
-// deliverer that dies mid-POST only delays it until the lease ends.
+// deliverer that dies mid-POST only delays it until the lease ends. A
+// paused webhook's rows wait; of one webhook at most per_webhook are on the
+// wire in this deliverer: busy_ids/busy_counts say how many it has already.
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
 	rows, err := q.db.Query(ctx, claimDeliveries,
 		arg.LeaseUntil,
+		arg.BusyIds,
+		arg.BusyCounts,
 		arg.Now,
 		arg.ExpiredBefore,
+		arg.PerWebhook,
 		arg.MaxRows,
 	)
 	if err != nil {
@@ -230,6 +248,20 @@ func (q *Queries) ListWebhooks(ctx context.Context, agentID string) ([]ListWebho
 		return nil, err
 	}
 	return items, nil
+}
+
+const pauseWebhook = `-- name: PauseWebhook :exec
+UPDATE webhooks SET paused_until = $1 WHERE id = $2
+`
+
+type PauseWebhookParams struct {
+	PausedUntil pgtype.Timestamptz
+	ID          string
+}
+
+func (q *Queries) PauseWebhook(ctx context.Context, arg PauseWebhookParams) error {
+	_, err := q.db.Exec(ctx, pauseWebhook, arg.PausedUntil, arg.ID)
+	return err
 }
 
 const requeueDelivered = `-- name: RequeueDelivered :exec

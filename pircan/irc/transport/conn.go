@@ -23,6 +23,7 @@ import (
 	"github.com/ergochat/irc-go/ircmsg"
 	"github.com/rs/zerolog"
 
+	"github.com/creatimus/pircan/internal/backoff"
 	"github.com/creatimus/pircan/pircan/irc"
 )
 
@@ -331,7 +332,7 @@ func (c *Conn) Run(ctx context.Context, quitMessage string) error {
 		return err // not a reason to retry: nothing is sent to the server
 	}
 	go c.pacer.Run(ctx)
-	backoff := Backoff{Min: c.cfg.BackoffMin, Max: c.cfg.BackoffMax}
+	retry := backoff.New(c.cfg.BackoffMin, c.cfg.BackoffMax)
 	for first := true; ; first = false {
 		if !first {
 			c.mu.Lock()
@@ -344,9 +345,9 @@ func (c *Conn) Run(ctx context.Context, quitMessage string) error {
 			return nil
 		}
 		if served && time.Since(started) > time.Minute {
-			backoff.Reset() // it worked for a while: start over
+			retry.Reset() // it worked for a while: start over
 		}
-		delay := backoff.Next()
+		delay := retry.Next()
 		c.mu.Lock()
 		c.lastFailure = fmt.Sprint(err)
 		c.mu.Unlock()

@@ -1,4 +1,4 @@
-package transport
+package backoff
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ var almostOne = math.Nextafter(1, 0)
 func constRand(v float64) func() float64 { return func() float64 { return v } }
 
 func TestBackoffCeilingGrowsExponentially(t *testing.T) {
-	b := Backoff{Min: time.Second, Max: 30 * time.Second, rand: constRand(0.5)}
+	b := Backoff{Policy: Policy{Min: time.Second, Max: 30 * time.Second, Rand: constRand(0.5)}}
 	// Ceilings 1, 2, 4, 8, 16, then capped at 30 s; the delay is halfway
 	// between Min and the ceiling.
 	want := []time.Duration{
@@ -35,14 +35,14 @@ func TestBackoffCeilingGrowsExponentially(t *testing.T) {
 
 func TestBackoffExtremes(t *testing.T) {
 	// rand → 0: always Min, however many attempts.
-	b := Backoff{Min: time.Second, Max: 2 * time.Minute, rand: constRand(0)}
+	b := Backoff{Policy: Policy{Min: time.Second, Max: 2 * time.Minute, Rand: constRand(0)}}
 	for i := range 100 {
 		if got := b.Next(); got != time.Second {
 			t.Fatalf("rand 0, attempt %d: %v, want Min", i, got)
 		}
 	}
 	// rand → 1: the ceiling itself (to within a nanosecond).
-	b = Backoff{Min: time.Second, Max: 2 * time.Minute, rand: constRand(almostOne)}
+	b = Backoff{Policy: Policy{Min: time.Second, Max: 2 * time.Minute, Rand: constRand(almostOne)}}
 	ceil := time.Second
 	for i := range 12 {
 		got := b.Next()
@@ -76,7 +76,7 @@ func TestBackoffStaysWithinBounds(t *testing.T) {
 	for _, c := range cases {
 		for _, r := range []float64{0, 0.25, 0.5, 0.999, almostOne} {
 			t.Run(fmt.Sprintf("%v-%v-%v", c.min, c.max, r), func(t *testing.T) {
-				b := Backoff{Min: c.min, Max: c.max, rand: constRand(r)}
+				b := Backoff{Policy: Policy{Min: c.min, Max: c.max, Rand: constRand(r)}}
 				prev := time.Duration(0)
 				for i := range 200 {
 					d := b.Next()
@@ -94,7 +94,7 @@ func TestBackoffStaysWithinBounds(t *testing.T) {
 }
 
 func TestBackoffReset(t *testing.T) {
-	b := Backoff{Min: time.Second, Max: time.Minute, rand: constRand(almostOne)}
+	b := Backoff{Policy: Policy{Min: time.Second, Max: time.Minute, Rand: constRand(almostOne)}}
 	for range 10 {
 		b.Next()
 	}
@@ -113,11 +113,11 @@ func TestBackoffReset(t *testing.T) {
 func TestBackoffUsesInjectedRand(t *testing.T) {
 	seq := []float64{0.1, 0.9, 0, 0.5}
 	calls := 0
-	b := Backoff{Min: time.Second, Max: time.Minute, rand: func() float64 {
+	b := Backoff{Policy: Policy{Min: time.Second, Max: time.Minute, Rand: func() float64 {
 		v := seq[calls%len(seq)]
 		calls++
 		return v
-	}}
+	}}}
 	// Ceilings 1, 2, 4, 8 s.
 	want := []time.Duration{
 		time.Second,                         // 1 + 0.1*0
@@ -136,7 +136,7 @@ func TestBackoffUsesInjectedRand(t *testing.T) {
 }
 
 func TestBackoffDefaultRand(t *testing.T) {
-	b := Backoff{Min: time.Second, Max: 8 * time.Second}
+	b := New(time.Second, 8*time.Second)
 	seen := map[time.Duration]bool{}
 	for i := range 200 {
 		d := b.Next()
@@ -148,5 +148,24 @@ func TestBackoffDefaultRand(t *testing.T) {
 	}
 	if len(seen) < 10 {
 		t.Errorf("only %d distinct delays in 200: no jitter", len(seen))
+	}
+}
+
+// Delay is the same sequence as Next, by attempt number: the webhook
+// deliverer's retries are counted in the database, not in a loop.
+func TestDelayByAttempt(t *testing.T) {
+	p := Policy{Min: 30 * time.Second, Max: time.Hour, Rand: constRand(almostOne)}
+	b := Backoff{Policy: p}
+	for i := range 12 {
+		if d, n := p.Delay(i), b.Next(); d != n {
+			t.Fatalf("attempt %d: Delay %v, Next %v", i, d, n)
+		}
+	}
+	want := []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute,
+		16 * time.Minute, 32 * time.Minute, time.Hour, time.Hour}
+	for i, w := range want {
+		if got := p.Delay(i); got > w || got < w-time.Microsecond {
+			t.Errorf("Delay(%d) = %v, want ≈ %v at the top of its range", i, got, w)
+		}
 	}
 }
