@@ -12,6 +12,26 @@ func checkText(field, s string, max int) *Error {
 	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
 		return FieldError(CodeInvalidArgument, field, "%q must not contain control characters.", field)
 	}
+	return checkLength(field, s, max)
+}
+
+// MultilineRune is a control character that is text in a text of many
+// lines (a message or task over MCP or A2A, a resource's content): a line
+// break (LF, CR) or a tab. Every face writes it escaped where a raw one
+// would break a line (IRC's JSON: \n, \r, \t).
+func MultilineRune(r rune) bool { return r == '\n' || r == '\r' || r == '\t' }
+
+// checkMultilineText is checkText for a text of many lines: MultilineRune
+// allowed, every other control character refused.
+func checkMultilineText(field, s string, max int) *Error {
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) && !MultilineRune(r) }) >= 0 {
+		return FieldError(CodeInvalidArgument, field, "%q must not contain control characters other than line breaks and tabs.", field)
+	}
+	return checkLength(field, s, max)
+}
+
+// checkLength holds a text that is not blank to max characters.
+func checkLength(field, s string, max int) *Error {
 	if strings.TrimSpace(s) == "" {
 		return FieldError(CodeEmpty, field, "%q must not be empty.", field)
 	}

@@ -39,17 +39,21 @@ func (k CallerKind) String() string {
 }
 
 // Sizes are the limits that differ per face (spec §4): an IRC agent writes
-// a message of 200 characters, an MCP or A2A one of 60,000 bytes.
+// a message of 200 characters on one line, an MCP or A2A one of 60,000
+// bytes on as many lines as it likes.
 type Sizes struct {
 	TextChars int // most characters of a message text; 0: only TextBytes counts
 	TextBytes int // most UTF-8 bytes of a message text
+	// LineBreaks: a message or task text may carry line breaks and tabs
+	// (MultilineRune), as a resource's content may on every face.
+	LineBreaks bool
 }
 
 var (
 	// IRCSizes are the IRC face's: a request line is 400 bytes.
 	IRCSizes = Sizes{TextChars: MaxIRCText, TextBytes: MaxStoredText}
 	// FullSizes are those of the faces without a line length (MCP, A2A).
-	FullSizes = Sizes{TextBytes: MaxStoredText}
+	FullSizes = Sizes{TextBytes: MaxStoredText, LineBreaks: true}
 )
 
 // Caller is who calls an operation, as its face attests it: the NickServ

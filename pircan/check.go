@@ -208,10 +208,14 @@ func (sp Arg) checkString(s string, sizes Sizes) *Error {
 
 // checkMessageText holds a message's text to the caller's face sizes.
 func checkMessageText(field, s string, sizes Sizes) *Error {
-	if sizes.TextChars > 0 {
-		return checkText(field, s, sizes.TextChars)
+	check := checkText
+	if sizes.LineBreaks {
+		check = checkMultilineText
 	}
-	if err := checkText(field, s, utf8.RuneCountInString(s)); err != nil {
+	if sizes.TextChars > 0 {
+		return check(field, s, sizes.TextChars)
+	}
+	if err := check(field, s, utf8.RuneCountInString(s)); err != nil {
 		return err
 	}
 	if len(s) > sizes.TextBytes {

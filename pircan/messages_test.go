@@ -57,7 +57,8 @@ func TestSendArguments(t *testing.T) {
 		{"IRC over", a, pircan.SendArgs{To: &bID, Text: sp(strings.Repeat("x", ircMax+1))}, pircan.CodeTooLong, "text"},
 		{"MCP over", mcp, pircan.SendArgs{To: &bID, Text: sp(strings.Repeat("x", pircan.MaxStoredText+1))}, pircan.CodeTooLong, "text"},
 		{"MCP over in runes", mcp, pircan.SendArgs{To: &bID, Text: sp(strings.Repeat("é", pircan.MaxStoredText/2) + "x")}, pircan.CodeTooLong, "text"},
-		{"MCP blank", mcp, pircan.SendArgs{To: &bID, Text: sp("\t")}, pircan.CodeInvalidArgument, "text"},
+		{"MCP blank", mcp, pircan.SendArgs{To: &bID, Text: sp("\t\r\n")}, pircan.CodeEmpty, "text"}, // line breaks and tabs are text there
+		{"MCP control", mcp, pircan.SendArgs{To: &bID, Text: sp("a\x00b")}, pircan.CodeInvalidArgument, "text"},
 		{"bad reply_to", a, pircan.SendArgs{To: &bID, Text: sp("x"), ReplyTo: sp("m1")}, pircan.CodeInvalidArgument, "reply_to"},
 		{"unknown reply_to", a, pircan.SendArgs{To: &bID, Text: sp("x"), ReplyTo: sp(noID)}, pircan.CodeInvalidArgument, "reply_to"},
 		{"to myself", a, pircan.SendArgs{To: &a.Agent.ID, Text: sp("me")}, pircan.CodeNotAuthorized, ""},

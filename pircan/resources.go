@@ -163,7 +163,7 @@ func checkContent(field, s string) *Error {
 		return FieldError(CodeEmpty, field, "%q must not be empty.", field)
 	case len(s) > MaxResourceBytes:
 		return FieldError(CodeTooLong, field, "%q may be at most %d bytes; it has %d.", field, MaxResourceBytes, len(s))
-	case strings.IndexFunc(s, func(r rune) bool { return ControlRune(r) && r != '\n' && r != '\t' && r != '\r' }) >= 0:
+	case strings.IndexFunc(s, func(r rune) bool { return ControlRune(r) && !MultilineRune(r) }) >= 0:
 		return FieldError(CodeInvalidArgument, field, "%q must not contain control characters other than tabs and line breaks.", field)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/creatimus/pircan/internal/a2aclient"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/a2a"
 )
@@ -196,4 +197,37 @@ func TestUpperCaseAgentURL(t *testing.T) {
 		!strings.HasSuffix(card.SupportedInterfaces[0].URL, a2a.Path+b.id+"/") {
 		t.Fatalf("card at the upper-case URL: %d %+v %v", resp.StatusCode, card, err)
 	}
+}
+
+// Line breaks are text in an A2A message: the official JS SDK's message
+// with a newline is filed whole, and a message of two text parts is one
+// task text, the parts joined by a line break. Other control characters
+// stay refused.
+func TestMultilineMessages(t *testing.T) {
+	e := newEnv(t, a2a.Config{})
+	a := e.agent(t, "Asker")
+	b := e.agent(t, "Translator", "translate")
+	e.agree(t, a, b, "task:translate")
+	text := "Translate:\nBonjour\r\n\tle monde"
+	got := a2aclient.Run(t, e.srv.URL+a2a.Path+b.id+"/"+a2a.CardPath, a.token, a2aclient.Send(text, "translate"))
+	if !got[0].OK || got[0].State() != "submitted" {
+		t.Fatalf("SDK send with line breaks: %s", got[0].Line)
+	}
+	tasks, err := e.core.Tasks(t.Context(), b.caller, pircan.ListTasksArgs{})
+	if err != nil || len(tasks.Items) != 1 || tasks.Items[0].Text != text || tasks.Items[0].ID != got[0].TaskID() {
+		t.Fatalf("the target's tasks: %+v %v", tasks, err)
+	}
+
+	two := message("first part", "translate")
+	m := two["message"].(map[string]any)
+	m["parts"] = []any{map[string]any{"text": "first part"}, map[string]any{"text": "second part", "mediaType": "text/plain"}}
+	var sent struct{ Task a2a.Task }
+	_, r := e.rpc(t, b.id, a.token, "SendMessage", two)
+	result(t, r, &sent)
+	if h := sent.Task.History; len(h) != 1 || len(h[0].Parts) != 1 || h[0].Parts[0].Text != "first part\nsecond part" {
+		t.Fatalf("two parts: %+v", sent.Task)
+	}
+
+	_, r = e.rpc(t, b.id, a.token, "SendMessage", message("bell\a", "translate"))
+	refused(t, r, a2a.CodeInvalidParams, pircan.CodeInvalidArgument)
 }

@@ -22,7 +22,9 @@ func TestMessageRepliesCarryTheWholeText(t *testing.T) {
 				strings.Repeat("\"\\\u2028é", 50),
 				strings.Repeat("\U0001F9EA", 200),
 				strings.Repeat("\u0085\u202e", 100),
-				strings.Repeat("x", 1000), // longer than IRC's 200: cut, and said so
+				"two lines\nsent over MCP or A2A", // line breaks are text there
+				strings.Repeat("line\r\n\t", 40),  // escaped on IRC, each \n, \r, \t counted as its escape
+				strings.Repeat("x", 1000),         // longer than IRC's 200: cut, and said so
 			} {
 				m := pircan.Message{MessageID: id, From: pircan.PartyRef{AgentID: id, Name: name}, AgreementID: id,
 					ConversationID: id, Hop: 8, At: time.Unix(0, 0), Text: text}
@@ -54,6 +56,9 @@ func checkContinued(t *testing.T, verb string, replies []Reply, name, text strin
 		line, err := Encode(r)
 		if err != nil {
 			t.Fatalf("line %d of %q: %v", i, text, err)
+		}
+		if strings.ContainsAny(line, "\r\n\t\x00") {
+			t.Fatalf("line %d carries a raw control character: %q", i, line)
 		}
 		replyOracle(t, r, line)
 		_, obj := replySplit(t, line)
@@ -124,6 +129,7 @@ func TestTaskRepliesCarryTheFirst200Characters(t *testing.T) {
 				strings.Repeat("a", 201),
 				strings.Repeat("ш😀\u2028\"", 50),
 				strings.Repeat("Östra ☣ ", 100),
+				strings.Repeat("step\r\n", 60), // a task sent over A2A with line breaks
 			} {
 				tk := pircan.Task{ID: id, Skill: strings.Repeat("s", 64), From: pircan.PartyRef{AgentID: id, Name: name},
 					At: time.Unix(0, 0), State: pircan.TaskOpen, Text: text}
