@@ -3,6 +3,8 @@ package pircan_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -172,4 +174,50 @@ func TestAdmitLeases(t *testing.T) {
 		t.Fatalf("%d round trips for refusals in a refused window", again-trips)
 	}
 	t.Logf("admitted %d of %d with %d round trips", admitted, l.HTTPPerMinute, trips)
+}
+
+// memoryCounter counts windows in memory, as the database does (a test of
+// the lease table's bound needs many accounts, not Postgres).
+type memoryCounter struct {
+	*store.Store
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (m *memoryCounter) CountRequest(_ context.Context, key string, window time.Duration, n int) (int, time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.counts[key] += n
+	return m.counts[key], time.Now().Add(window), nil
+}
+
+// The lease table holds at most its bound of windows; past it a caller is
+// counted one request at a time, still within its limit.
+func TestAdmitLeasesBounded(t *testing.T) {
+	t.Parallel()
+	l := sharedLimits()
+	l.HTTPPerMinute = 100
+	svc := pircan.NewService(&memoryCounter{Store: shared, counts: map[string]int{}}, pircan.Config{Limits: l}, zerolog.Nop())
+	const bound = 50
+	svc.SetLeaseLimit(bound)
+	for i := range 10 * bound {
+		c := pircan.Caller{Account: fmt.Sprintf("lease-%d", i), Face: pircan.FaceMCP}
+		for range 3 {
+			must(t, svc.Admit(t.Context(), c))
+		}
+		if n := svc.Leases(); n > bound {
+			t.Fatalf("%d windows held, bound %d", n, bound)
+		}
+	}
+	// A caller beyond the table is still held to its limit.
+	c := pircan.Caller{Account: "lease-beyond", Face: pircan.FaceMCP}
+	admitted := 0
+	for range 2 * l.HTTPPerMinute {
+		if svc.Admit(t.Context(), c) == nil {
+			admitted++
+		}
+	}
+	if admitted != l.HTTPPerMinute {
+		t.Fatalf("admitted %d beyond the table, want %d", admitted, l.HTTPPerMinute)
+	}
 }

@@ -689,3 +689,33 @@ func TestPacerEnqueueWritesWhenAlone(t *testing.T) {
 		<-done
 	})
 }
+
+// The pacer's table of recipients is bounded by who has lines waiting or a
+// bucket still refilling: 10,000 recipients answered once each are all
+// forgotten once their buckets are full again, and each recipient's queue
+// holds at most MaxQueued lines (TestPacerMaxQueued).
+func TestPacerForgetsIdleRecipients(t *testing.T) {
+	p, c := newTestPacer(PacerConfig{Burst: 5, PerSecond: 2, GlobalBurst: 1 << 20, GlobalRate: 1 << 20, MaxQueued: 500})
+	const n = 10_000
+	for i := range n {
+		p.Enqueue(fmt.Sprintf("r%d", i), Line{Text: "one"})
+	}
+	if got, _ := takeReady(t, p); len(got) != n {
+		t.Fatalf("%d lines sent, want %d", len(got), n)
+	}
+	p.mu.Lock()
+	held := len(p.queues)
+	p.mu.Unlock()
+	if held != n {
+		t.Fatalf("%d recipients held while their buckets refill, want %d", held, n)
+	}
+	c.advance(3 * time.Second) // a bucket of 5 at 2 lines/s refills one line in 0.5 s
+	p.Enqueue("late", Line{Text: "after"})
+	takeReady(t, p)
+	p.mu.Lock()
+	held = len(p.queues)
+	p.mu.Unlock()
+	if held > 1 {
+		t.Fatalf("%d recipients held after their buckets refilled, want at most the latest", held)
+	}
+}
