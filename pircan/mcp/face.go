@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -123,7 +124,8 @@ func (f *Face) Handler() http.Handler { return f.handler }
 func (f *Face) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	account, err := f.cfg.Auth.TokenAccount(ctx, token)
 	if errors.Is(err, pircan.ErrUnauthorized) {
-		return nil, auth.ErrInvalidToken
+		// The go-sdk writes this as the 401's body, which clients show.
+		return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, tokenauth.InvalidTokenDescription)
 	}
 	if err != nil {
 		e := pircan.AsError(err)

@@ -3,6 +3,7 @@ package mcp
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -92,5 +93,34 @@ func outputSchema[O any]() *jsonschema.Schema {
 	if err != nil {
 		panic(fmt.Sprintf("mcp: output schema: %v", err))
 	}
+	portable(s)
 	return s
+}
+
+// portable rewrites the nullable types inference writes as a type array
+// (a pointer, slice or map: ["null","object"]) into anyOf branches of one
+// type each, {"anyOf":[{"type":"null"},{"type":"object",…}]}: the same
+// values, in the form strict validators and single-type dialects accept
+// (the MCP Inspector's --strict warned once for each).
+func portable(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	for _, p := range s.Properties {
+		portable(p)
+	}
+	portable(s.Items)
+	portable(s.AdditionalProperties)
+	for _, b := range s.AnyOf {
+		portable(b)
+	}
+	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+		other := s.Types[0]
+		if other == "null" {
+			other = s.Types[1]
+		}
+		branch := *s
+		branch.Types, branch.Type, branch.Description = nil, other, ""
+		*s = jsonschema.Schema{Description: s.Description, AnyOf: []*jsonschema.Schema{{Type: "null"}, &branch}}
+	}
 }
