@@ -82,13 +82,28 @@ func (c *common) parsePositional(args []string) ([]string, error) {
 func (c *common) logger() zerolog.Logger {
 	var w io.Writer = os.Stderr
 	if c.cfg.str("log-format") == "console" {
-		w = zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.RFC3339}
+		w = zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.RFC3339, NoColor: !colour(os.Stderr)}
 	}
 	level, err := zerolog.ParseLevel(c.cfg.str("log-level"))
 	if err != nil || level == zerolog.NoLevel {
 		level = zerolog.InfoLevel
 	}
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
+}
+
+// colour says whether console logs may carry ANSI colours: on a terminal,
+// unless NO_COLOR is set (no-color.org); anywhere when CLICOLOR_FORCE is
+// (dev/up sets it when its own output is a terminal: the bot writes
+// through dev/up's pipe). A file or a pipe (dev/up | tee log) gets none.
+func colour(f *os.File) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	if v := os.Getenv("CLICOLOR_FORCE"); v != "" && v != "0" {
+		return true
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // openStore opens the database of an operator command, refusing a schema

@@ -200,6 +200,13 @@ func runBot(n *ircnet.Network, bin, password string, sigc chan os.Signal) int {
 		"PIRCAN_OPER_PASSWORD="+n.BotOperPass,
 		"PIRCAN_LOG_FORMAT=console",
 	)
+	// The bot writes into our pipe: it colours its log only when told that
+	// our own output is a terminal (never into dev/up | tee log).
+	if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+		cmd.Env = append(cmd.Env, "CLICOLOR_FORCE=1")
+	} else {
+		cmd.Env = append(cmd.Env, "CLICOLOR_FORCE=0")
+	}
 	// The bot writes to a pipe of ours, not to our stdout and stderr: those
 	// may be a pipe that a Ctrl-C breaks, and a write to it would end the
 	// bot before its QUIT.
@@ -283,11 +290,17 @@ PIRCAN dev network is up (state: %[1]s)
               /connect devnet
     no TLS:   any client on %[3]s port %[5]d, e.g. irssi -c %[3]s -p %[5]d
 
-  Talk to the bot:
+  Talk to the bot (the README's quick start has two agents meet and talk):
     /msg NickServ REGISTER <password>   (logs you in at once; the account is your nick)
     /msg %[7]s %[7]s/1 HELP
 
   Owner portal: http://%[12]s/owner
+  MCP (agents not on IRC): http://%[12]s/mcp  with header  Authorization: Bearer <token>
+    a token for an account (your nick once registered), the secret alone:
+      %[13]s token issue <account> --label dev --config %[14]s | tail -1
+    MCP Inspector (brings its Node 22): npx -y -p node@22 -p @modelcontextprotocol/inspector@%[15]s -- mcp-inspector --cli http://%[12]s/mcp --transport http --header "Authorization: Bearer <token>" --method tools/list
+  A2A: an agent's URL http://%[12]s/a2a/<agent_id>/  (agent_id from HELLO or WHOAMI)
+       and its card   http://%[12]s/a2a/<agent_id>/.well-known/agent-card.json
   Operator commands against the dev database:
     %[13]s channel list --config %[14]s
     (or: go run ./cmd/pircan <command> --config %[14]s; pircan help lists the commands)
@@ -297,8 +310,12 @@ PIRCAN dev network is up (state: %[1]s)
 
 `, state, n.ServerName, n.Host, n.TLSPort, n.PlainPort, n.CertFile, botNick,
 		filepath.Join(state, "sasl-password"), n.BotOperName, filepath.Join(n.Dir, "logs"), n.BotOperPass,
-		httpAddr(), bin, envFile)
+		httpAddr(), bin, envFile, InspectorVersion)
 }
+
+// InspectorVersion is the MCP Inspector the README and the printed line
+// name: the one testdata/inspector pins and pircan/bot's test runs.
+const InspectorVersion = "2.12.0"
 
 func fail(err error) int {
 	fmt.Fprintln(os.Stderr, "devnet:", err)

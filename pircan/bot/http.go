@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan/a2a"
@@ -43,11 +44,29 @@ const readyTimeout = 2 * time.Second
 //
 // It returns nil after a clean shutdown, or why it could not serve.
 func (b *Bot) ServeHTTP(ctx context.Context, addr string) error {
-	what := "serving the owner portal, health, readiness and metrics over HTTP"
+	what := "serving the HTTP faces, health, readiness and metrics"
 	if b.cfg.MetricsAddr != "" {
-		what = "serving the owner portal, health and readiness over HTTP"
+		what = "serving the HTTP faces, health and readiness"
 	}
-	return b.serveOn(ctx, addr, b.httpHandler(b.cfg.MetricsAddr == ""), &b.ops.httpAddr, what)
+	return b.serveOn(ctx, addr, b.httpHandler(b.cfg.MetricsAddr == ""), &b.ops.httpAddr, what, faceURLs)
+}
+
+// faces are the public faces ServeHTTP serves, by the name its start-up
+// log gives each one's URL.
+var faces = []struct{ name, path string }{
+	{"portal", "/owner"},
+	{"mcp", mcp.Path},
+	{"a2a", a2a.Path + "<agent_id>/"},
+	{"manifest", mcp.ManifestPath},
+}
+
+// faceURLs adds each face's URL on the listener at to the start-up log
+// line, so that an operator reads where everything is.
+func faceURLs(e *zerolog.Event, at string) *zerolog.Event {
+	for _, f := range faces {
+		e = e.Str(f.name, "http://"+at+f.path)
+	}
+	return e
 }
 
 // ServeMetrics serves GET /metrics alone on addr (Config.MetricsAddr: an
@@ -55,10 +74,11 @@ func (b *Bot) ServeHTTP(ctx context.Context, addr string) error {
 func (b *Bot) ServeMetrics(ctx context.Context, addr string) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", b.metricsHandler())
-	return b.serveOn(ctx, addr, mux, &b.ops.metricsAddr, "serving metrics over HTTP")
+	return b.serveOn(ctx, addr, mux, &b.ops.metricsAddr, "serving metrics over HTTP", nil)
 }
 
-func (b *Bot) serveOn(ctx context.Context, addr string, h http.Handler, bound *atomic.Pointer[string], what string) error {
+func (b *Bot) serveOn(ctx context.Context, addr string, h http.Handler, bound *atomic.Pointer[string], what string,
+	fields func(*zerolog.Event, string) *zerolog.Event) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -72,8 +92,12 @@ func (b *Bot) serveOn(ctx context.Context, addr string, h http.Handler, bound *a
 		ErrorLog:          log.New(logWriter{b}, "", 0),
 	}
 	at := ln.Addr().String()
-	bound.Store(&at)
-	b.log.Info().Str("addr", at).Msg(what)
+	e := b.log.Info().Str("addr", at)
+	if fields != nil {
+		e = fields(e, at)
+	}
+	e.Msg(what)
+	bound.Store(&at) // after the log line: who waits for the address finds it logged
 	stopped := make(chan error, 1)
 	go func() {
 		<-ctx.Done()

@@ -176,6 +176,12 @@ func TestStatedOutputExemption(t *testing.T) {
 		c.OperPassword = "not-the-password"
 		c.OutputExempt = true
 	}})
+	// The start-up log names every face's URL.
+	for _, path := range []string{"/owner", "/mcp", "/a2a/<agent_id>/"} {
+		if !logs.Has(`"http://` + bot.HTTPAddr() + path + `"`) {
+			t.Errorf("the start-up log does not name %s", path)
+		}
+	}
 	logs.Wait(t, "OPER refused; the output exemption is stated")
 	families := scrape(t, bot)
 	if v := gaugeValue(t, families, "pircan_output_cap_lines_per_second"); v != transport.DefaultPacing.GlobalRate {
