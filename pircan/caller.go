@@ -150,6 +150,9 @@ func registered[A any](c Caller, a *A) (*Agent, *Error) {
 // actor is the caller as the store's rules and audit log see it.
 func (c Caller) actor() Actor {
 	a := Actor{Account: c.Account, Session: c.Session}
+	if c.Kind == KindOperator {
+		a.Account = c.Operator // the audit log names the operator
+	}
 	if c.Agent != nil {
 		a.AgentID = c.Agent.ID
 	}

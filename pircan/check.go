@@ -23,6 +23,8 @@ import (
 //	clear           with text: "" is allowed (it clears the field)
 //	label           no bidi controls (others read it as a label)
 //	lines           with text: line breaks allowed (the forum's body)
+//	account         a NickServ account name (CheckAccountName)
+//	channel         a channel name (CheckChannelName)
 //	range=A-B       a whole number from A to B
 //	default=N       the value of an absent whole number
 //	enum=a|b        one of the words; enum=@name: one of the list Enums names
@@ -35,6 +37,8 @@ type Arg struct {
 	Clear    bool
 	Label    bool
 	Lines    bool
+	Account  bool
+	Channel  bool
 	Min, Max int
 	HasRange bool
 	Default  *int
@@ -104,6 +108,10 @@ func specOf(f reflect.StructField) (Arg, bool) {
 			sp.Label = true
 		case "lines":
 			sp.Lines = true
+		case "account":
+			sp.Account = true
+		case "channel":
+			sp.Channel = true
 		case "range":
 			lo, hi, _ := strings.Cut(val, "-")
 			sp.Min, sp.Max, sp.HasRange = mustAtoi(f, lo), mustAtoi(f, hi), true
@@ -187,6 +195,10 @@ func (sp Arg) checkString(s string, sizes Sizes) *Error {
 	switch {
 	case sp.ID && !ValidID(s):
 		return CheckID(sp.Name, s)
+	case sp.Account:
+		return CheckAccountName(sp.Name, s)
+	case sp.Channel:
+		return CheckChannelName(s)
 	case len(sp.Enum) > 0 && !slices.Contains(sp.Enum, s):
 		return FieldError(CodeInvalidArgument, sp.Name, "%q is one of %s.", sp.Name, strings.Join(sp.Enum, ", "))
 	case sp.Clear && s == "":
@@ -257,3 +269,8 @@ func CheckID(field, s string) *Error {
 	}
 	return nil
 }
+
+// CheckArgs validates args (a pointer to an argument struct) by its check
+// tags, exactly as the operation will: for a face that refuses before it
+// can reach the core (the CLI, before it opens the database).
+func CheckArgs(args any) *Error { return checkArgs(args, FullSizes) }

@@ -37,8 +37,8 @@ func verifiedOwner(t *testing.T, svc *pircan.Service, c pircan.Caller, name stri
 	must(t, err)
 	s.Account = owner
 	oc := pircan.OwnerCaller(s)
-	must(t, svc.DecideBinding(ctx, oc, c.Agent.ID, true))
-	_, err = shared.VerifyOwner(ctx, "ops", owner, name)
+	must(t, svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: sp(c.Agent.ID), Decision: sp("confirm")}))
+	_, err = shared.VerifyOwner(ctx, pircan.Actor{Account: "ops"}, owner, name)
 	must(t, err)
 	return oc
 }

@@ -135,3 +135,6 @@ func bp(b bool) *bool          { return &b }
 func lp(s ...string) *[]string { return &s }
 
 const noID = "00000000-0000-4000-8000-000000000000"
+
+// ptr is the address of v: an argument given.
+func ptr[T any](v T) *T { return &v }

@@ -149,77 +149,95 @@ func (s *Service) Sessions(ctx context.Context, c Caller) ([]SessionItem, error)
 	return s.store.PortalSessions(ctx, c.Account)
 }
 
-// ownerAgent checks an agent id given to an owner operation.
-func ownerAgent(agentID string) *Error { return CheckID("agent_id", agentID) }
+// ForAgent is an owner's arguments: the owned agent it acts for, and the
+// arguments of the agent's own operation, whose check tags hold here too.
+type ForAgent[A any] struct {
+	AgentID *string `json:"agent_id" check:"required,id"`
+	Args    A       `json:"-"`
+}
+
+// owning is the prologue of every owner operation on an agent: the agent
+// id and then its arguments hold by their check tags.
+func owning[A any](c Caller, a *ForAgent[A]) *Error {
+	if err := checkArgs(a, c.Sizes); err != nil {
+		return err
+	}
+	return checkArgs(&a.Args, c.Sizes)
+}
 
 // OwnerSetPolicy sets an owned agent's policy.
-func (s *Service) OwnerSetPolicy(ctx context.Context, c Caller, agentID string, a PolicyArgs) error {
-	if err := ownerAgent(agentID); err != nil {
+func (s *Service) OwnerSetPolicy(ctx context.Context, c Caller, a ForAgent[PolicyArgs]) error {
+	if err := owning(c, &a); err != nil {
 		return err
 	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
-		return err
-	}
-	if a.Policy == nil {
+	if a.Args.Policy == nil {
 		return FieldError(CodeInvalidArgument, "policy", "%q is required.", "policy")
 	}
-	return ruleErrors(s.store.OwnerSetPolicy(ctx, c.Account, c.Session, agentID, *a.Policy), ownerErrors)
+	return ruleErrors(s.store.OwnerSetPolicy(ctx, c.Account, c.Session, *a.AgentID, *a.Args.Policy), ownerErrors)
 }
 
 // OwnerAccept accepts a request to an owned agent, under the same rules as
 // the agent's own ACCEPT.
-func (s *Service) OwnerAccept(ctx context.Context, c Caller, agentID string, a DecideArgs) (DecisionResult, error) {
-	return s.ownerDecide(ctx, c, agentID, DecideAccept, a)
+func (s *Service) OwnerAccept(ctx context.Context, c Caller, a ForAgent[DecideArgs]) (DecisionResult, error) {
+	return s.ownerDecide(ctx, c, DecideAccept, a)
 }
 
 // OwnerDecline declines a request to an owned agent.
-func (s *Service) OwnerDecline(ctx context.Context, c Caller, agentID string, a RequestArgs) (DecisionResult, error) {
-	return s.ownerDecide(ctx, c, agentID, DecideDecline, DecideArgs{RequestID: a.RequestID})
+func (s *Service) OwnerDecline(ctx context.Context, c Caller, a ForAgent[RequestArgs]) (DecisionResult, error) {
+	return s.ownerDecide(ctx, c, DecideDecline, ForAgent[DecideArgs]{AgentID: a.AgentID, Args: DecideArgs{RequestID: a.Args.RequestID}})
 }
 
-func (s *Service) ownerDecide(ctx context.Context, c Caller, agentID, kind string, a DecideArgs) (DecisionResult, error) {
-	if err := ownerAgent(agentID); err != nil {
+func (s *Service) ownerDecide(ctx context.Context, c Caller, kind string, a ForAgent[DecideArgs]) (DecisionResult, error) {
+	if err := checkArgs(&a, c.Sizes); err != nil {
 		return DecisionResult{}, err
 	}
-	d, perr := decision(kind, a, c.Sizes)
+	d, perr := decision(kind, a.Args, c.Sizes)
 	if perr != nil {
 		return DecisionResult{}, perr
 	}
-	res, err := s.store.OwnerDecide(ctx, c.Account, c.Session, agentID, d)
+	res, err := s.store.OwnerDecide(ctx, c.Account, c.Session, *a.AgentID, d)
 	return decided(d, res, err, ownerErrors)
 }
 
 // OwnerRevoke ends an owned agent's agreement.
-func (s *Service) OwnerRevoke(ctx context.Context, c Caller, agentID string, a RevokeArgs) error {
-	if err := ownerAgent(agentID); err != nil {
+func (s *Service) OwnerRevoke(ctx context.Context, c Caller, a ForAgent[RevokeArgs]) error {
+	if err := owning(c, &a); err != nil {
 		return err
 	}
-	if err := checkArgs(&a, c.Sizes); err != nil {
-		return err
-	}
-	return ruleErrors(s.store.OwnerRevoke(ctx, c.Account, c.Session, agentID, *a.AgreementID), ownerErrors)
+	return ruleErrors(s.store.OwnerRevoke(ctx, c.Account, c.Session, *a.AgentID, *a.Args.AgreementID), ownerErrors)
+}
+
+// BindingArgs confirm or decline the caller as an agent's owner.
+type BindingArgs struct {
+	AgentID  *string `json:"agent_id" check:"required,id"`
+	Decision *string `json:"decision" check:"required,enum=confirm|decline"`
 }
 
 // DecideBinding confirms (or declines) the caller as an agent's owner.
-func (s *Service) DecideBinding(ctx context.Context, c Caller, agentID string, confirm bool) error {
-	if err := ownerAgent(agentID); err != nil {
+func (s *Service) DecideBinding(ctx context.Context, c Caller, a BindingArgs) error {
+	if err := checkArgs(&a, c.Sizes); err != nil {
 		return err
 	}
-	return ruleErrors(s.store.DecideBinding(ctx, c.Account, c.Session, agentID, confirm), ownerErrors)
+	return ruleErrors(s.store.DecideBinding(ctx, c.Account, c.Session, *a.AgentID, *a.Decision == "confirm"), ownerErrors)
 }
 
 // ReleaseAgent ends the caller's ownership of an agent.
-func (s *Service) ReleaseAgent(ctx context.Context, c Caller, agentID string) error {
-	if err := ownerAgent(agentID); err != nil {
+func (s *Service) ReleaseAgent(ctx context.Context, c Caller, a AgentArgs) error {
+	if err := checkArgs(&a, c.Sizes); err != nil {
 		return err
 	}
-	return ruleErrors(s.store.ReleaseAgent(ctx, c.Account, c.Session, agentID), ownerErrors)
+	return ruleErrors(s.store.ReleaseAgent(ctx, c.Account, c.Session, *a.AgentID), ownerErrors)
+}
+
+// SessionArgs name a portal session.
+type SessionArgs struct {
+	SessionID *string `json:"session_id" check:"required,id"`
 }
 
 // EndSession ends one portal session of the caller's account.
-func (s *Service) EndSession(ctx context.Context, c Caller, sessionID string) error {
-	if err := CheckID("session_id", sessionID); err != nil {
+func (s *Service) EndSession(ctx context.Context, c Caller, a SessionArgs) error {
+	if err := checkArgs(&a, c.Sizes); err != nil {
 		return err
 	}
-	return ruleErrors(s.store.EndPortalSession(ctx, c.Account, c.Session, sessionID), ownerErrors)
+	return ruleErrors(s.store.EndPortalSession(ctx, c.Account, c.Session, *a.SessionID), ownerErrors)
 }

@@ -26,7 +26,7 @@ func TestReport(t *testing.T) {
 	// One open report per reported agent, until an operator resolves it.
 	_, err = report(me, 0, "abuse", "Still posting")
 	wantErr(t, "second report while open", err, pircan.CodeDuplicateReport, "")
-	must(t, shared.ResolveReport(ctx, "operator:test", first, "Warned the owner", "warned"))
+	must(t, shared.ResolveReport(ctx, pircan.Actor{Account: "operator:test"}, first, "Warned the owner", "warned"))
 	if id, err := report(me, 0, "abuse", "Again after the warning"); err != nil || id == first {
 		t.Fatalf("report after the first was resolved: %q %v", id, err)
 	}

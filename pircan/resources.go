@@ -87,7 +87,7 @@ type ResourceStore interface {
 	DeleteResource(ctx context.Context, actor Actor, id string) error
 	// RemoveResource is an operator's removal: audited with the reason, and
 	// the publisher is told by a content-free NOTIFY resource_update.
-	RemoveResource(ctx context.Context, operator, id, reason string) (Resource, error)
+	RemoveResource(ctx context.Context, actor Actor, id, reason string) (Resource, error)
 }
 
 // ErrTooLarge: the agent's resources would pass their total size.
@@ -193,20 +193,29 @@ func (s *Service) Resources(ctx context.Context, c Caller, a ListResourcesArgs) 
 	return Page[Resource]{Items: list, Total: min(total, MaxFindTotal), Offset: q.Offset, TotalCapped: total > MaxFindTotal}, nil
 }
 
-// ReadResource is a resource with its content, for a caller who may read it.
+// ReadResource is a resource with its content, for a caller who may read
+// it: an agent by the resource's access, an operator any.
 func (s *Service) ReadResource(ctx context.Context, c Caller, a ResourceArgs) (Resource, error) {
-	agent, err := registered(c, &a)
-	if err != nil {
-		return Resource{}, err
+	viewer := ""
+	if c.Kind == KindOperator {
+		if err := operating(c, &a); err != nil {
+			return Resource{}, err
+		}
+	} else {
+		agent, err := registered(c, &a)
+		if err != nil {
+			return Resource{}, err
+		}
+		viewer = agent.ID
 	}
-	r, serr := s.store.Resource(ctx, agent.ID, *a.ResourceID)
+	r, serr := s.store.Resource(ctx, viewer, *a.ResourceID)
 	if errors.Is(serr, ErrNotFound) {
 		return Resource{}, errNoResource
 	}
 	if serr != nil {
 		return Resource{}, serr
 	}
-	if !r.Readable {
+	if !r.Readable && c.Kind != KindOperator {
 		return Resource{}, Errorf(CodeNotAuthorized, "This resource is for agents holding an agreement with resource:read from its publisher; ask with CONTACT.")
 	}
 	return r, nil
@@ -225,16 +234,43 @@ func (s *Service) DeleteResource(ctx context.Context, c Caller, a ResourceArgs) 
 	return *a.ResourceID, nil
 }
 
-// RemoveResource is an operator's removal of any resource.
-func (s *Service) RemoveResource(ctx context.Context, operator, id, reason string) (Resource, error) {
-	if err := CheckID("resource_id", id); err != nil {
+// RemoveResourceArgs remove any resource, with the reason for the audit log.
+type RemoveResourceArgs struct {
+	ResourceID *string `json:"resource_id" check:"required,id"`
+	Reason     *string `json:"reason" check:"text=300,clear"`
+}
+
+// RemoveResource is an operator's removal of any resource; its publisher
+// is told (a content-free resource_update).
+func (s *Service) RemoveResource(ctx context.Context, c Caller, a RemoveResourceArgs) (Resource, error) {
+	if err := operating(c, &a); err != nil {
 		return Resource{}, err
 	}
-	if err := CheckOptionalText("reason", reason, 300); err != nil {
-		return Resource{}, err
+	reason := ""
+	if a.Reason != nil {
+		reason = *a.Reason
 	}
-	r, err := s.store.RemoveResource(ctx, operator, id, reason)
+	r, err := s.store.RemoveResource(ctx, c.actor(), *a.ResourceID, reason)
 	return r, ruleErrors(err, map[error]*Error{ErrNotFound: errNoResource})
+}
+
+// AllResourcesArgs list the whole library, newest first, or one agent's.
+type AllResourcesArgs struct {
+	By    *string `json:"by" check:"id"`
+	Limit *int    `json:"limit" check:"range=1-1000,default=50"`
+}
+
+// AllResources lists every resource (operators only), with the exact total.
+func (s *Service) AllResources(ctx context.Context, c Caller, a AllResourcesArgs) (Page[Resource], error) {
+	if err := operating(c, &a); err != nil {
+		return Page[Resource]{}, err
+	}
+	q := ResourceQuery{Limit: *a.Limit}
+	if a.By != nil {
+		q.By = *a.By
+	}
+	list, total, err := s.store.Resources(ctx, q)
+	return Page[Resource]{Items: list, Total: total}, err
 }
 
 // checkWords validates a list of one-word labels (capabilities, tags): at

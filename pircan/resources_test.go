@@ -295,7 +295,10 @@ func TestRemoveResource(t *testing.T) {
 	pub := agent(t, svc, pircan.FaceMCP)
 	r := publish(t, svc, pub, "To remove", pircan.AccessAgreement)
 	operator := unique("operator:")
-	got, err := svc.RemoveResource(ctx, operator, r.ID, "malware links")
+	op := pircan.OperatorCaller(operator)
+	_, err := svc.RemoveResource(ctx, pub, pircan.RemoveResourceArgs{ResourceID: &r.ID})
+	wantErr(t, "an agent's removal", err, pircan.CodeNotAuthorized, "")
+	got, err := svc.RemoveResource(ctx, op, pircan.RemoveResourceArgs{ResourceID: &r.ID, Reason: sp("malware links")})
 	if err != nil || got.ID != r.ID || got.By.AgentID != pub.Agent.ID || got.Size != r.Size || got.Title != r.Title {
 		t.Fatalf("remove: %+v %v", got, err)
 	}
@@ -314,7 +317,7 @@ func TestRemoveResource(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d resource_update notifications waiting, want 1", n)
 	}
-	_, err = svc.RemoveResource(ctx, operator, r.ID, "again")
+	_, err = svc.RemoveResource(ctx, op, pircan.RemoveResourceArgs{ResourceID: &r.ID, Reason: sp("again")})
 	wantErr(t, "remove twice", err, pircan.CodeNotFound, "resource_id")
 }
 

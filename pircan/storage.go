@@ -66,6 +66,7 @@ type Store interface {
 	Report(ctx context.Context, actor Actor, r NewReport, l Limits) (reportID string, err error)
 
 	OwnerStore
+	OperatorStore
 	TokenStore
 	WebhookStore
 	ResourceStore

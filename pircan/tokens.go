@@ -47,15 +47,15 @@ type NewToken struct {
 	Rights       []string // nil: the account's forum rights
 }
 
-// TokenStore keeps tokens; each change and a token's first use write an
-// audit row.
+// TokenStore keeps tokens; each change (audited with the actor) and a
+// token's first use write an audit row.
 type TokenStore interface {
-	IssueToken(ctx context.Context, t NewToken) (Token, error)
+	IssueToken(ctx context.Context, actor Actor, t NewToken) (Token, error)
 	// Tokens lists the tokens of account ("": of every account), newest first.
 	Tokens(ctx context.Context, account string) ([]Token, error)
 	// RevokeToken revokes a token: ErrNotFound for an unknown id; revoking a
 	// revoked one changes nothing.
-	RevokeToken(ctx context.Context, id string) (Token, error)
+	RevokeToken(ctx context.Context, actor Actor, id string) (Token, error)
 	// TokenBySecret finds the token whose secret hashes to secretSHA256
 	// (ErrNotFound) and records its first use.
 	TokenBySecret(ctx context.Context, secretSHA256 []byte) (Token, error)
@@ -67,58 +67,77 @@ type IssuedToken struct {
 	Secret string
 }
 
-// maxTokenLabel bounds a token's label (an operator's note).
-const maxTokenLabel = 100
-
-// IssueToken issues a token for account, valid for ttl (0: until revoked).
-func (s *Service) IssueToken(ctx context.Context, account, label string, ttl time.Duration) (IssuedToken, error) {
-	return s.IssueTokenRights(ctx, account, label, ttl, nil)
+// IssueTokenArgs issue a token for an account; ExpiresIn nil: until
+// revoked.
+type IssueTokenArgs struct {
+	Account   *string        `json:"account" check:"required,account"`
+	Label     *string        `json:"label" check:"text=100,clear"`
+	ExpiresIn *time.Duration `json:"expires_in"`
+	// Rights narrow the token's forum rights (nil: the account's own;
+	// ["read"]: read-only); an unknown right is invalid_argument.
+	Rights *[]string `json:"rights"`
 }
 
-// IssueTokenRights issues a token narrowed to some forum rights (nil: the
-// account's own; ["read"]: read-only); an unknown right is invalid_argument.
-func (s *Service) IssueTokenRights(ctx context.Context, account, label string, ttl time.Duration, rights []string) (IssuedToken, error) {
-	if rights != nil {
-		if err := checkRightNames("rights", rights, true); err != nil {
-			return IssuedToken{}, err
-		}
-		rights = normalRights(rights)
-	}
-	if err := CheckAccountName("account", account); err != nil {
+// IssueToken issues a token for an account (operators only).
+func (s *Service) IssueToken(ctx context.Context, c Caller, a IssueTokenArgs) (IssuedToken, error) {
+	if err := operating(c, &a); err != nil {
 		return IssuedToken{}, err
-	}
-	if err := CheckOptionalText("label", label, maxTokenLabel); err != nil {
-		return IssuedToken{}, err
-	}
-	if ttl < 0 {
-		return IssuedToken{}, FieldError(CodeInvalidArgument, "expires", "A token's lifetime is positive.")
 	}
 	secret := TokenPrefix + NewSecret()
 	sum := sha256.Sum256([]byte(secret))
-	nt := NewToken{Account: account, Label: label, SecretSHA256: sum[:], Rights: rights}
-	if ttl > 0 {
-		nt.ExpiresAt = s.cfg.Now().Add(ttl)
+	nt := NewToken{Account: *a.Account, SecretSHA256: sum[:]}
+	if a.Rights != nil {
+		if err := checkRightNames("rights", *a.Rights, true); err != nil {
+			return IssuedToken{}, err
+		}
+		nt.Rights = normalRights(*a.Rights)
 	}
-	t, err := s.store.IssueToken(ctx, nt)
+	if a.Label != nil {
+		nt.Label = *a.Label
+	}
+	if a.ExpiresIn != nil {
+		if *a.ExpiresIn <= 0 {
+			return IssuedToken{}, FieldError(CodeInvalidArgument, "expires_in", "A token's lifetime is positive.")
+		}
+		nt.ExpiresAt = s.cfg.Now().Add(*a.ExpiresIn)
+	}
+	t, err := s.store.IssueToken(ctx, c.actor(), nt)
 	if err != nil {
 		return IssuedToken{}, err
 	}
 	return IssuedToken{Token: t, Secret: secret}, nil
 }
 
-// Tokens lists the tokens of account ("": all).
-func (s *Service) Tokens(ctx context.Context, account string) ([]Token, error) {
+// TokensArgs list tokens: an account's, or (nil) every account's.
+type TokensArgs struct {
+	Account *string `json:"account" check:"account"`
+}
+
+// Tokens lists tokens, newest first (operators only).
+func (s *Service) Tokens(ctx context.Context, c Caller, a TokensArgs) ([]Token, error) {
+	if err := operating(c, &a); err != nil {
+		return nil, err
+	}
+	account := ""
+	if a.Account != nil {
+		account = *a.Account
+	}
 	return s.store.Tokens(ctx, account)
 }
 
-// RevokeToken revokes a token by its id.
-func (s *Service) RevokeToken(ctx context.Context, id string) (Token, error) {
-	if err := CheckID("token_id", id); err != nil {
+// TokenArgs name a token.
+type TokenArgs struct {
+	TokenID *string `json:"token_id" check:"required,id"`
+}
+
+// RevokeToken revokes a token by its id (operators only).
+func (s *Service) RevokeToken(ctx context.Context, c Caller, a TokenArgs) (Token, error) {
+	if err := operating(c, &a); err != nil {
 		return Token{}, err
 	}
-	t, err := s.store.RevokeToken(ctx, id)
+	t, err := s.store.RevokeToken(ctx, c.actor(), *a.TokenID)
 	if errors.Is(err, ErrNotFound) {
-		return Token{}, FieldError(CodeNotFound, "token_id", "No token %s.", id)
+		return Token{}, FieldError(CodeNotFound, "token_id", "No token %s.", *a.TokenID)
 	}
 	return t, err
 }

@@ -26,7 +26,7 @@ func TestTokenAuthenticate(t *testing.T) {
 	svc := newService(t)
 	ctx := t.Context()
 	account := unique("tok")
-	issued, err := svc.IssueToken(ctx, account, "ci", 0)
+	issued, err := svc.IssueToken(ctx, pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr(account), Label: ptr("ci")})
 	if err != nil || !strings.HasPrefix(issued.Secret, pircan.TokenPrefix) || issued.Account != account ||
 		!issued.ExpiresAt.IsZero() {
 		t.Fatalf("issue: %+v, %v", issued, err)
@@ -53,7 +53,7 @@ func TestTokenAuthenticate(t *testing.T) {
 		wantUnauthorized(t, "garbage "+garbage, c, err)
 	}
 
-	if _, err := svc.RevokeToken(ctx, issued.ID); err != nil {
+	if _, err := svc.RevokeToken(ctx, pircan.OperatorCaller("operator:test"), pircan.TokenArgs{TokenID: ptr(issued.ID)}); err != nil {
 		t.Fatal(err)
 	}
 	c, err = svc.Authenticate(ctx, pircan.FaceMCP, issued.Secret)
@@ -67,7 +67,7 @@ func TestTokenExpires(t *testing.T) {
 			zerolog.Nop())
 	}
 	ctx := t.Context()
-	issued, err := at(0).IssueToken(ctx, unique("exp"), "", time.Hour)
+	issued, err := at(0).IssueToken(ctx, pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr(unique("exp")), ExpiresIn: ptr(time.Hour)})
 	if err != nil || !issued.ExpiresAt.Equal(now.Add(time.Hour).Truncate(time.Microsecond)) {
 		t.Fatalf("issue: %+v, %v", issued, err)
 	}
@@ -81,13 +81,13 @@ func TestTokenExpires(t *testing.T) {
 func TestTokenIssueAndRevokeRules(t *testing.T) {
 	svc := newService(t)
 	ctx := t.Context()
-	if _, err := svc.IssueToken(ctx, "", "", 0); err == nil {
+	if _, err := svc.IssueToken(ctx, pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr("")}); err == nil {
 		t.Error("issued a token for no account")
 	}
-	if _, err := svc.IssueToken(ctx, unique("neg"), "", -time.Hour); err == nil {
+	if _, err := svc.IssueToken(ctx, pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr(unique("neg")), ExpiresIn: ptr(-time.Hour)}); err == nil {
 		t.Error("issued a token with a negative lifetime")
 	}
-	_, err := svc.RevokeToken(ctx, "0b5e4f3a-9c1d-4e2f-8a7b-6c5d4e3f2a1b")
+	_, err := svc.RevokeToken(ctx, pircan.OperatorCaller("operator:test"), pircan.TokenArgs{TokenID: ptr("0b5e4f3a-9c1d-4e2f-8a7b-6c5d4e3f2a1b")})
 	var perr *pircan.Error
 	if !errors.As(err, &perr) || perr.Code != pircan.CodeNotFound {
 		t.Errorf("revoke unknown: %v, want not_found", err)

@@ -83,7 +83,7 @@ func TestAgentCacheReadsOwnWrites(t *testing.T) {
 			}
 		}, func(a pircan.Agent) bool { return a.Owner != nil && a.Owner.Account == "Olivia" }},
 		{"the owner verified", nil, func() {
-			if _, err := h.s.VerifyOwner(h.ctx, "operator:test", "olivia", "Olivia O."); err != nil {
+			if _, err := h.s.VerifyOwner(h.ctx, pircan.Actor{Account: "operator:test"}, "olivia", "Olivia O."); err != nil {
 				t.Fatal(err)
 			}
 		}, func(a pircan.Agent) bool { return a.Owner != nil && a.Owner.Name == "Olivia O." }},
@@ -93,7 +93,7 @@ func TestAgentCacheReadsOwnWrites(t *testing.T) {
 			}
 		}, func(a pircan.Agent) bool { return a.Owner != nil && a.Owner.Account == "agent" }},
 		{"an operator cleared a confirmed owner", confirmOlivia, func() {
-			if _, err := h.s.ClearOwnerByOperator(h.ctx, "operator:test", agent.ID); err != nil {
+			if _, err := h.s.ClearOwnerByOperator(h.ctx, pircan.Actor{Account: "operator:test"}, agent.ID); err != nil {
 				t.Fatal(err)
 			}
 		}, func(a pircan.Agent) bool { return a.Owner != nil && a.Owner.Account == "agent" }},
@@ -180,7 +180,7 @@ func TestAgentCacheFollowsOtherProcesses(t *testing.T) {
 	if _, _, err := there.Hello(ctx, "remote", "remote", pircan.Profile{Name: strp("Changed elsewhere")}, 10); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := there.VerifyOwner(ctx, "operator:test", "remote", "Remote Owner"); err != nil {
+	if _, err := there.VerifyOwner(ctx, pircan.Actor{Account: "operator:test"}, "remote", "Remote Owner"); err != nil {
 		t.Fatal(err)
 	}
 	select { // notifications arrive in commit order: the verify's comes after any of the two above

@@ -47,16 +47,8 @@ func auditEntry(actor pircan.Actor, action, subject string, details map[string]a
 		Action: action, Subject: subject, Details: b}, nil
 }
 
-// AuditEntry is one row of the audit log.
-type AuditEntry struct {
-	ID           int64           `json:"id"`
-	At           time.Time       `json:"at"`
-	ActorAccount string          `json:"actor_account,omitempty"`
-	ActorAgent   *string         `json:"actor_agent,omitempty"`
-	Action       string          `json:"action"`
-	Subject      string          `json:"subject,omitempty"`
-	Details      json.RawMessage `json:"details"`
-}
+// AuditEntry is one row of the audit log (the core's type).
+type AuditEntry = pircan.AuditEntry
 
 func toEntries(rows []db.AuditLog) []AuditEntry {
 	out := make([]AuditEntry, len(rows))

@@ -151,7 +151,7 @@ func (s *Store) ReleaseAgent(ctx context.Context, account, session, agentID stri
 // ClearOwnerByOperator removes any binding of an agent (pircan owner clear):
 // the way out when a confirmed owner is gone. It returns the binding that
 // was removed, or nil.
-func (s *Store) ClearOwnerByOperator(ctx context.Context, operator, agentID string) (*pircan.Binding, error) {
+func (s *Store) ClearOwnerByOperator(ctx context.Context, actor pircan.Actor, agentID string) (*pircan.Binding, error) {
 	var out *pircan.Binding
 	defer s.agents.forget(agentID)
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
@@ -167,7 +167,7 @@ func (s *Store) ClearOwnerByOperator(ctx context.Context, operator, agentID stri
 			return err
 		}
 		out = &pircan.Binding{Account: old.OwnerAccount, Status: old.Status}
-		return audit(ctx, q, pircan.Actor{Account: operator}, "owner.cleared", agentID,
+		return audit(ctx, q, actor, "owner.cleared", agentID,
 			map[string]any{"by": "operator", "owner_account": old.OwnerAccount, "status": old.Status})
 	})
 	return out, err

@@ -57,17 +57,8 @@ func (s *Store) JoinChannel(ctx context.Context, agentID, name string) (pircan.C
 	return ch, err
 }
 
-// ChannelInfo is a channel as the operator sees it.
-type ChannelInfo struct {
-	Name    string `json:"name"`
-	Private bool   `json:"private"`
-	Topic   string `json:"topic"`
-	Members int    `json:"members"`
-	Invited int    `json:"invited"`
-}
-
 // AddChannel registers a channel (operator command), audited.
-func (s *Store) AddChannel(ctx context.Context, operator, name string, private bool, topic string) error {
+func (s *Store) AddChannel(ctx context.Context, actor pircan.Actor, name string, private bool, topic string) error {
 	if err := pircan.CheckChannelName(name); err != nil {
 		return err
 	}
@@ -78,13 +69,13 @@ func (s *Store) AddChannel(ctx context.Context, operator, name string, private b
 			}
 			return err
 		}
-		return audit(ctx, q, pircan.Actor{Account: operator}, "channel.add", name, map[string]any{"private": private, "topic_bytes": len(topic)})
+		return audit(ctx, q, actor, "channel.add", name, map[string]any{"private": private, "topic_bytes": len(topic)})
 	})
 }
 
 // EnsureChannel registers a channel unless it exists (the lobby).
 func (s *Store) EnsureChannel(ctx context.Context, name, topic string) error {
-	err := s.AddChannel(ctx, "pircan", name, false, topic)
+	err := s.AddChannel(ctx, pircan.Actor{Account: "pircan"}, name, false, topic)
 	if err == pircan.ErrConflict {
 		return nil
 	}
@@ -92,12 +83,12 @@ func (s *Store) EnsureChannel(ctx context.Context, name, topic string) error {
 }
 
 // ListAllChannels lists every channel (operator view).
-func (s *Store) ListAllChannels(ctx context.Context) ([]ChannelInfo, error) {
-	var out []ChannelInfo
+func (s *Store) ListAllChannels(ctx context.Context) ([]pircan.ChannelInfo, error) {
+	var out []pircan.ChannelInfo
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
 		rows, err := q.AllChannels(ctx)
 		for _, r := range rows {
-			out = append(out, ChannelInfo{Name: r.Name, Private: r.Private, Topic: r.Topic, Members: int(r.Members), Invited: int(r.Invited)})
+			out = append(out, pircan.ChannelInfo{Name: r.Name, Private: r.Private, Topic: r.Topic, Members: int(r.Members), Invited: int(r.Invited)})
 		}
 		return err
 	})
@@ -105,7 +96,7 @@ func (s *Store) ListAllChannels(ctx context.Context) ([]ChannelInfo, error) {
 }
 
 // InviteToChannel lets an agent into a private channel (operator command).
-func (s *Store) InviteToChannel(ctx context.Context, operator, name, agentID string) error {
+func (s *Store) InviteToChannel(ctx context.Context, actor pircan.Actor, name, agentID string) error {
 	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		ch, err := q.ChannelByName(ctx, pircan.RFC1459.Fold(name))
 		if err != nil {
@@ -124,12 +115,12 @@ func (s *Store) InviteToChannel(ctx context.Context, operator, name, agentID str
 		if err := q.InviteMember(ctx, db.InviteMemberParams{ChannelID: ch.ID, AgentID: agentID}); err != nil {
 			return err
 		}
-		return audit(ctx, q, pircan.Actor{Account: operator}, "channel.invite", ch.Name, map[string]any{"agent_id": agentID})
+		return audit(ctx, q, actor, "channel.invite", ch.Name, map[string]any{"agent_id": agentID})
 	})
 }
 
 // RemoveChannel deletes a channel and its memberships (operator command).
-func (s *Store) RemoveChannel(ctx context.Context, operator, name string) error {
+func (s *Store) RemoveChannel(ctx context.Context, actor pircan.Actor, name string) error {
 	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		n, err := q.RemoveChannel(ctx, pircan.RFC1459.Fold(name))
 		if err != nil {
@@ -138,6 +129,6 @@ func (s *Store) RemoveChannel(ctx context.Context, operator, name string) error 
 		if n == 0 {
 			return pircan.ErrNotFound
 		}
-		return audit(ctx, q, pircan.Actor{Account: operator}, "channel.remove", name, nil)
+		return audit(ctx, q, actor, "channel.remove", name, nil)
 	})
 }

@@ -27,7 +27,7 @@ func TestChannelsQueryIsPlainText(t *testing.T) {
 		{"#pct", "100% done, under_score"},
 		{"#plain", "Topic with [DRAFT] inside"},
 	} {
-		if err := s.AddChannel(ctx, "op", c.name, false, c.topic); err != nil {
+		if err := s.AddChannel(ctx, pircan.Actor{Account: "op"}, c.name, false, c.topic); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -171,14 +171,14 @@ func (s *Store) Owner(ctx context.Context, account string) (*pircan.Owner, error
 
 // VerifyOwner records that an operator checked who owns account, under
 // name; it creates the owner row if the owner has not signed in yet.
-func (s *Store) VerifyOwner(ctx context.Context, operator, account, name string) (created bool, err error) {
+func (s *Store) VerifyOwner(ctx context.Context, actor pircan.Actor, account, name string) (created bool, err error) {
 	defer s.agents.forget("*") // shown in the WHOAMI of every agent it owns
 	err = s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		created, err = q.VerifyOwner(ctx, db.VerifyOwnerParams{AccountFolded: foldAccount(account), Account: account, Name: name})
 		if err != nil {
 			return err
 		}
-		return audit(ctx, q, pircan.Actor{Account: operator}, "owner.verify", account,
+		return audit(ctx, q, actor, "owner.verify", account,
 			map[string]any{"name": name, "verification": "verified", "created": created})
 	})
 	return created, err

@@ -92,7 +92,7 @@ func TestLoginApprovesOnceAndLogoutEnds(t *testing.T) {
 	if err != nil || a.Owner == nil || a.Owner.Name != "Alice" || a.Owner.Verification != "unverified" {
 		t.Fatalf("agent owner: %+v %v", a.Owner, err)
 	}
-	if _, err := h.s.VerifyOwner(h.ctx, "operator:carol", "ALICE", "Alice Liddell"); err != nil {
+	if _, err := h.s.VerifyOwner(h.ctx, pircan.Actor{Account: "operator:carol"}, "ALICE", "Alice Liddell"); err != nil {
 		t.Fatal(err)
 	}
 	if a, _ := h.s.AgentByAccount(h.ctx, "alice"); a.Owner == nil || *a.Owner != (pircan.Owner{Account: "Alice", Name: "Alice Liddell", Verification: "verified"}) {
@@ -298,7 +298,7 @@ func TestOwnerBindings(t *testing.T) {
 	if a, _ := h.s.AgentByAccount(h.ctx, "agent"); a.Owner != nil {
 		t.Fatalf("WHOAMI owner before alice has an owner row: %+v", a.Owner)
 	}
-	if _, err := h.s.VerifyOwner(h.ctx, "operator:carol", "alice", "Alice Liddell"); err != nil {
+	if _, err := h.s.VerifyOwner(h.ctx, pircan.Actor{Account: "operator:carol"}, "alice", "Alice Liddell"); err != nil {
 		t.Fatal(err)
 	}
 	if a, _ := h.s.AgentByAccount(h.ctx, "agent"); a.Owner == nil || a.Owner.Name != "Alice Liddell" || a.Owner.Account != "alice" {
@@ -339,7 +339,7 @@ func TestOwnerBindings(t *testing.T) {
 	if err := h.s.DecideBinding(h.ctx, "alice", "s", other.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := h.s.ClearOwnerByOperator(h.ctx, "operator:carol", other.ID); err != nil || b == nil || b.Status != pircan.BindingConfirmed {
+	if b, err := h.s.ClearOwnerByOperator(h.ctx, pircan.Actor{Account: "operator:carol"}, other.ID); err != nil || b == nil || b.Status != pircan.BindingConfirmed {
 		t.Fatalf("operator clear: %+v %v", b, err)
 	}
 }

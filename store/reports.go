@@ -2,12 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
-	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store/db"
@@ -68,51 +62,18 @@ func (s *Store) Report(ctx context.Context, actor pircan.Actor, r pircan.NewRepo
 	return id, err
 }
 
-// Report statuses and the operator's resolution actions.
-const (
-	ReportOpen     = "open"
-	ReportResolved = "resolved"
-)
-
-// ReportActions are what an operator may record on resolving a report.
-var ReportActions = []string{"none", "warned", "removed"}
-
-// ReportParty is one agent of a report, as the operator sees it.
-type ReportParty struct {
-	AgentID  string   `json:"agent_id"`
-	Name     string   `json:"name"`
-	Accounts []string `json:"accounts,omitempty"`
-}
-
-// ReportInfo is a report as the operator sees it. Details, the resolution
-// and the accounts are filled in by ReportByID only.
-type ReportInfo struct {
-	ID         string      `json:"report_id"`
-	CreatedAt  time.Time   `json:"created_at"`
-	Reporter   ReportParty `json:"reporter"`
-	Reported   ReportParty `json:"reported"`
-	Category   string      `json:"category"`
-	ResourceID string      `json:"resource_id,omitempty"` // the resource reported, while it exists
-	Details    string      `json:"details,omitempty"`
-	Status     string      `json:"status"`
-	ResolvedAt *time.Time  `json:"resolved_at,omitempty"`
-	ResolvedBy string      `json:"resolved_by,omitempty"`
-	Resolution string      `json:"resolution,omitempty"`
-	Action     string      `json:"action,omitempty"`
-}
-
 // ListReports returns up to limit reports of a status (open, resolved or
 // all), newest first, and how many match in all (operator command).
-func (s *Store) ListReports(ctx context.Context, status string, limit int) ([]ReportInfo, int, error) {
-	var out []ReportInfo
+func (s *Store) ListReports(ctx context.Context, status string, limit int) ([]pircan.ReportInfo, int, error) {
+	var out []pircan.ReportInfo
 	total := 0
 	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
 		rows, err := q.ListReports(ctx, db.ListReportsParams{Status: status, Lim: int32(limit)})
 		for _, r := range rows {
-			out = append(out, ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Status: r.Status,
+			out = append(out, pircan.ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Status: r.Status,
 				ResourceID: orEmpty(r.ResourceID),
-				Reporter:   ReportParty{AgentID: r.Reporter, Name: r.ReporterName},
-				Reported:   ReportParty{AgentID: r.Reported, Name: r.ReportedName}})
+				Reporter:   pircan.ReportParty{AgentID: r.Reporter, Name: r.ReporterName},
+				Reported:   pircan.ReportParty{AgentID: r.Reported, Name: r.ReportedName}})
 			total = int(r.Total)
 		}
 		return err
@@ -122,8 +83,8 @@ func (s *Store) ListReports(ctx context.Context, status string, limit int) ([]Re
 
 // ReportByID returns everything about one report, or pircan.ErrNotFound
 // (operator command).
-func (s *Store) ReportByID(ctx context.Context, id string) (ReportInfo, error) {
-	var info ReportInfo
+func (s *Store) ReportByID(ctx context.Context, id string) (pircan.ReportInfo, error) {
+	var info pircan.ReportInfo
 	if !pircan.ValidID(id) {
 		return info, pircan.ErrNotFound
 	}
@@ -132,10 +93,10 @@ func (s *Store) ReportByID(ctx context.Context, id string) (ReportInfo, error) {
 		if err != nil {
 			return notFound(err)
 		}
-		info = ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Details: r.Details, Status: r.Status,
+		info = pircan.ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Details: r.Details, Status: r.Status,
 			ResourceID: orEmpty(r.ResourceID),
-			Reporter:   ReportParty{AgentID: r.Reporter, Name: r.ReporterName, Accounts: r.ReporterAccounts},
-			Reported:   ReportParty{AgentID: r.Reported, Name: r.ReportedName, Accounts: r.ReportedAccounts}}
+			Reporter:   pircan.ReportParty{AgentID: r.Reporter, Name: r.ReporterName, Accounts: r.ReporterAccounts},
+			Reported:   pircan.ReportParty{AgentID: r.Reported, Name: r.ReportedName, Accounts: r.ReportedAccounts}}
 		if r.ResolvedAt.Valid {
 			at := r.ResolvedAt.Time
 			info.ResolvedAt = &at
@@ -146,39 +107,23 @@ func (s *Store) ReportByID(ctx context.Context, id string) (ReportInfo, error) {
 	return info, err
 }
 
-// MaxResolution is the cap on an operator's resolution text, in characters.
-const MaxResolution = 1000
-
-// ResolveReport closes an open report (operator command), audited with the
-// operator as actor. A report that is not open is pircan.ErrNotPending; one
-// that does not exist, pircan.ErrNotFound. action is one of ReportActions;
-// it records what the operator did, and changes nothing else.
-func (s *Store) ResolveReport(ctx context.Context, operator, id, resolution, action string) error {
-	if !slices.Contains(ReportActions, action) {
-		return fmt.Errorf("action %q: want one of %s", action, strings.Join(ReportActions, ", "))
-	}
-	if strings.TrimSpace(resolution) == "" {
-		return errors.New("the resolution must not be empty")
-	}
-	if n := utf8.RuneCountInString(resolution); n > MaxResolution {
-		return fmt.Errorf("the resolution may be at most %d characters; it has %d", MaxResolution, n)
-	}
-	if !pircan.ValidID(id) {
-		return pircan.ErrNotFound
-	}
+// ResolveReport closes an open report (the core checked its words),
+// audited with the operator as actor. A report that is not open is
+// pircan.ErrNotPending; one that does not exist, pircan.ErrNotFound.
+func (s *Store) ResolveReport(ctx context.Context, actor pircan.Actor, id, resolution, action string) error {
 	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		r, err := q.LockReport(ctx, id)
 		if err != nil {
 			return notFound(err)
 		}
-		if r.Status != ReportOpen {
+		if r.Status != pircan.ReportOpen {
 			return pircan.ErrNotPending
 		}
-		if err := q.ResolveReport(ctx, db.ResolveReportParams{ID: id, ResolvedBy: operator,
+		if err := q.ResolveReport(ctx, db.ResolveReportParams{ID: id, ResolvedBy: actor.Account,
 			Resolution: resolution, Action: action}); err != nil {
 			return err
 		}
-		return audit(ctx, q, pircan.Actor{Account: operator}, "report.resolve", id, map[string]any{
+		return audit(ctx, q, actor, "report.resolve", id, map[string]any{
 			"reporter": r.Reporter, "reported": r.Reported, "action": action, "resolution_bytes": len(resolution)})
 	})
 }

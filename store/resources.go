@@ -139,7 +139,7 @@ func (s *Store) DeleteResource(ctx context.Context, actor pircan.Actor, id strin
 
 // RemoveResource implements pircan.ResourceStore: the removal, its audit
 // row and the publisher's resource_update notification commit together.
-func (s *Store) RemoveResource(ctx context.Context, operator, id, reason string) (pircan.Resource, error) {
+func (s *Store) RemoveResource(ctx context.Context, actor pircan.Actor, id, reason string) (pircan.Resource, error) {
 	var out pircan.Resource
 	if !pircan.ValidID(id) {
 		return out, pircan.ErrNotFound
@@ -151,7 +151,7 @@ func (s *Store) RemoveResource(ctx context.Context, operator, id, reason string)
 		}
 		out = pircan.Resource{ID: r.ID, Title: r.Title, Tags: r.Tags, Access: r.Access, MediaType: r.MediaType,
 			Size: int(r.Size), By: pircan.PartyRef{AgentID: r.AgentID, Name: r.AgentName}, CreatedAt: r.CreatedAt}
-		if err := audit(ctx, q, pircan.Actor{Account: operator}, "resource.removed", id, map[string]any{
+		if err := audit(ctx, q, actor, "resource.removed", id, map[string]any{
 			"publisher": r.AgentID, "size": r.Size, "access": r.Access, "reason": reason}); err != nil {
 			return err
 		}

@@ -54,7 +54,7 @@ func TestResourceAuditAndReports(t *testing.T) {
 	if list, _, err := h.s.ListReports(h.ctx, "all", 10); err != nil || len(list) != 1 || list[0].ResourceID != r.ID {
 		t.Fatalf("ListReports: %+v %v", list, err)
 	}
-	if _, err := h.s.RemoveResource(h.ctx, "operator:op", r.ID, "ads"); err != nil {
+	if _, err := h.s.RemoveResource(h.ctx, pircan.Actor{Account: "operator:op"}, r.ID, "ads"); err != nil {
 		t.Fatal(err)
 	}
 	info, err := h.s.ReportByID(h.ctx, id)

@@ -43,12 +43,8 @@ type Store struct {
 	q       *db.Queries
 	planned *db.Queries // the lists with optional filters: see perCallPlans
 	timeout time.Duration
-	// operator is who runs an operator command (AsOperator): the audit
-	// actor of the changes made through the core that carry no actor
-	// (issuing and revoking tokens).
-	operator string
-	agents   *agentCache
-	tokens   *tokenCache // on the agent cache's listener (tokencache.go)
+	agents  *agentCache
+	tokens  *tokenCache // on the agent cache's listener (tokencache.go)
 	// findCounts: how FIND's totals for a text were counted (find.go).
 	findCounts *findCounts
 }

@@ -115,12 +115,12 @@ func TestChannelsPrivacy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(s.AddChannel(ctx, "op", "#Public", false, "open"))
-	must(s.AddChannel(ctx, "op", "#secret", true, "hidden"))
-	if err := s.AddChannel(ctx, "op", "#PUBLIC", false, ""); !errors.Is(err, pircan.ErrConflict) {
+	must(s.AddChannel(ctx, pircan.Actor{Account: "op"}, "#Public", false, "open"))
+	must(s.AddChannel(ctx, pircan.Actor{Account: "op"}, "#secret", true, "hidden"))
+	if err := s.AddChannel(ctx, pircan.Actor{Account: "op"}, "#PUBLIC", false, ""); !errors.Is(err, pircan.ErrConflict) {
 		t.Fatalf("duplicate channel (case-folded): %v", err)
 	}
-	must(s.InviteToChannel(ctx, "op", "#secret", a.ID))
+	must(s.InviteToChannel(ctx, pircan.Actor{Account: "op"}, "#secret", a.ID))
 	list, total, err := s.Channels(ctx, b.ID, "", 10, 0)
 	if err != nil || total != 1 || list[0].Name != "#Public" {
 		t.Fatalf("bob sees %v (%d) %v", list, total, err)

@@ -165,7 +165,7 @@ func TestAuditFollowWaitsForEarlierTransactions(t *testing.T) {
 		VALUES ('op', 'test.early', '', '{}')`); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddChannel(ctx, "op", "#later", false, ""); err != nil { // a higher id, committed first
+	if err := s.AddChannel(ctx, pircan.Actor{Account: "op"}, "#later", false, ""); err != nil { // a higher id, committed first
 		t.Fatal(err)
 	}
 	select {

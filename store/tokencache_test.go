@@ -33,7 +33,7 @@ func checkToken(t *testing.T, s *store.Store, secret string) (pircan.Token, bool
 func issue(t *testing.T, s *store.Store, account, secret string) pircan.Token {
 	t.Helper()
 	sum := sha256.Sum256([]byte(secret))
-	tok, err := s.IssueToken(context.Background(), pircan.NewToken{Account: account, SecretSHA256: sum[:]})
+	tok, err := s.IssueToken(context.Background(), pircan.Actor{}, pircan.NewToken{Account: account, SecretSHA256: sum[:]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestTokenCacheRevocation(t *testing.T) {
 	if tok, hit := checkToken(t, here, "pircan_remote-secret"); !hit || !tok.RevokedAt.IsZero() {
 		t.Fatalf("a used token not cached while listening (hit %v, %+v)", hit, tok)
 	}
-	if _, err := there.RevokeToken(ctx, remote.ID); err != nil {
+	if _, err := there.RevokeToken(ctx, pircan.Actor{Account: "operator:test"}, remote.ID); err != nil {
 		t.Fatal(err)
 	}
 	await("another process's revocation", remote.ID)
@@ -107,7 +107,7 @@ func TestTokenCacheRevocation(t *testing.T) {
 		t.Fatal("not cached")
 	}
 	here.OnTokenForget(nil) // nothing more is told: the revocation must hold without it
-	if _, err := here.RevokeToken(ctx, local.ID); err != nil {
+	if _, err := here.RevokeToken(ctx, pircan.Actor{Account: "operator:test"}, local.ID); err != nil {
 		t.Fatal(err)
 	}
 	if tok, _ := checkToken(t, here, "pircan_local-secret"); tok.RevokedAt.IsZero() {

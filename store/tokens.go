@@ -15,15 +15,6 @@ import (
 
 var _ pircan.TokenStore = (*Store)(nil)
 
-// AsOperator is the store as an operator command uses it: the token
-// changes it makes are audited with operator as actor. It shares s's pool
-// (close s, not it).
-func (s *Store) AsOperator(operator string) *Store {
-	c := *s
-	c.operator = operator
-	return &c
-}
-
 func toToken(r db.Token) pircan.Token {
 	t := pircan.Token{ID: r.ID, Account: r.Account, Label: r.Label, CreatedAt: r.CreatedAt, Rights: r.Rights}
 	if r.ExpiresAt.Valid {
@@ -39,7 +30,7 @@ func toToken(r db.Token) pircan.Token {
 }
 
 // IssueToken implements pircan.TokenStore.
-func (s *Store) IssueToken(ctx context.Context, nt pircan.NewToken) (pircan.Token, error) {
+func (s *Store) IssueToken(ctx context.Context, actor pircan.Actor, nt pircan.NewToken) (pircan.Token, error) {
 	var out pircan.Token
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		p := db.InsertTokenParams{Account: nt.Account, AccountFolded: foldAccount(nt.Account), Label: nt.Label,
@@ -59,7 +50,7 @@ func (s *Store) IssueToken(ctx context.Context, nt pircan.NewToken) (pircan.Toke
 		if !out.ExpiresAt.IsZero() {
 			details["expires_at"] = out.ExpiresAt
 		}
-		return audit(ctx, q, pircan.Actor{Account: s.operator}, "token.issued", out.ID, details)
+		return audit(ctx, q, actor, "token.issued", out.ID, details)
 	})
 	return out, err
 }
@@ -84,7 +75,7 @@ func (s *Store) Tokens(ctx context.Context, account string) ([]pircan.Token, err
 
 // RevokeToken implements pircan.TokenStore: only the first revocation is a
 // change (and an audit row); a later one returns the token as it is.
-func (s *Store) RevokeToken(ctx context.Context, id string) (pircan.Token, error) {
+func (s *Store) RevokeToken(ctx context.Context, actor pircan.Actor, id string) (pircan.Token, error) {
 	if !pircan.ValidID(id) {
 		return pircan.Token{}, pircan.ErrNotFound
 	}
@@ -103,7 +94,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string) (pircan.Token, error
 			return err
 		}
 		out = toToken(r)
-		return audit(ctx, q, pircan.Actor{Account: s.operator}, "token.revoked", out.ID,
+		return audit(ctx, q, actor, "token.revoked", out.ID,
 			map[string]any{"account": out.Account, "label": out.Label})
 	})
 	return out, err

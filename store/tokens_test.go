@@ -19,7 +19,7 @@ import (
 func (h *hs) issueToken(account, label, secret string, expires time.Time) pircan.Token {
 	h.t.Helper()
 	sum := sha256.Sum256([]byte(secret))
-	tok, err := h.s.IssueToken(h.ctx, pircan.NewToken{Account: account, Label: label, ExpiresAt: expires, SecretSHA256: sum[:]})
+	tok, err := h.s.IssueToken(h.ctx, pircan.Actor{}, pircan.NewToken{Account: account, Label: label, ExpiresAt: expires, SecretSHA256: sum[:]})
 	if err != nil {
 		h.t.Fatalf("issue token for %s: %v", account, err)
 	}
@@ -33,10 +33,9 @@ func hashOf(secret string) []byte {
 
 func TestTokenIssuedFoundAndFirstUseAuditedOnce(t *testing.T) {
 	h := newHS(t)
-	ops := h.s.AsOperator("operator:tester")
 	after := h.lastAuditID()
 	sum := hashOf("pircan_secret-one")
-	tok, err := ops.IssueToken(h.ctx, pircan.NewToken{Account: "Alice", Label: "ci bot", SecretSHA256: sum})
+	tok, err := h.s.IssueToken(h.ctx, pircan.Actor{Account: "operator:tester"}, pircan.NewToken{Account: "Alice", Label: "ci bot", SecretSHA256: sum})
 	if err != nil || !pircan.ValidID(tok.ID) || tok.Account != "Alice" || tok.Label != "ci bot" || tok.CreatedAt.IsZero() ||
 		!tok.ExpiresAt.IsZero() || !tok.RevokedAt.IsZero() || !tok.UsedAt.IsZero() {
 		t.Fatalf("issue: %+v, %v", tok, err)
@@ -93,11 +92,11 @@ func TestTokenRevokedOnceStillFound(t *testing.T) {
 		t.Fatalf("expires %v, want %v", tok.ExpiresAt, expires)
 	}
 	after := h.lastAuditID()
-	r, err := h.s.RevokeToken(h.ctx, tok.ID)
+	r, err := h.s.RevokeToken(h.ctx, pircan.Actor{Account: "operator:tester"}, tok.ID)
 	if err != nil || r.ID != tok.ID || r.RevokedAt.IsZero() || r.Active(time.Now()) {
 		t.Fatalf("revoke: %+v, %v", r, err)
 	}
-	again, err := h.s.RevokeToken(h.ctx, tok.ID)
+	again, err := h.s.RevokeToken(h.ctx, pircan.Actor{Account: "operator:tester"}, tok.ID)
 	if err != nil || !again.RevokedAt.Equal(r.RevokedAt) {
 		t.Fatalf("revoke again: %+v, %v; want the first revocation kept", again, err)
 	}
@@ -108,9 +107,9 @@ func TestTokenRevokedOnceStillFound(t *testing.T) {
 	if err != nil || found.ID != tok.ID || found.Active(time.Now()) {
 		t.Fatalf("revoked token by secret: %+v, %v; want it found, not active", found, err)
 	}
-	_, err = h.s.RevokeToken(h.ctx, noSuchID)
+	_, err = h.s.RevokeToken(h.ctx, pircan.Actor{Account: "operator:tester"}, noSuchID)
 	wantErr(t, "revoke unknown", err, pircan.ErrNotFound)
-	_, err = h.s.RevokeToken(h.ctx, "not-a-uuid")
+	_, err = h.s.RevokeToken(h.ctx, pircan.Actor{Account: "operator:tester"}, "not-a-uuid")
 	wantErr(t, "revoke malformed id", err, pircan.ErrNotFound)
 }
 

@@ -301,47 +301,48 @@ func runChannel(ctx context.Context, args []string, out io.Writer) error {
 	if sub == "remove" && pircan.RFC1459.Fold(pos[0]) == pircan.RFC1459.Fold(c.cfg.str("lobby")) {
 		return fmt.Errorf("%s is the lobby (--lobby): PIRCAN always keeps it", pos[0])
 	}
-	st, err := c.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	switch sub {
 	case "add":
-		err = st.AddChannel(ctx, operator(), pos[0], *private, *topic)
-		if errors.Is(err, pircan.ErrConflict) {
-			return fmt.Errorf("%s exists already", pos[0])
-		}
+		a := pircan.AddChannelArgs{Channel: &pos[0], Private: private, Topic: topic}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			_, err := core.AddChannel(ctx, op, a)
+			return done(out, err, "ok: channel add %s\n", pos[0])
+		})
 	case "invite":
-		err = st.InviteToChannel(ctx, operator(), pos[0], pos[1])
-		if errors.Is(err, pircan.ErrNotFound) {
-			return fmt.Errorf("no channel %s or no agent %s", pos[0], pos[1])
-		}
+		a := pircan.InviteArgs{Channel: &pos[0], AgentID: &pos[1]}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			_, err := core.InviteToChannel(ctx, op, a)
+			return done(out, err, "ok: channel invite %s %s\n", pos[0], pos[1])
+		})
 	case "remove":
-		err = st.RemoveChannel(ctx, operator(), pos[0])
-		if errors.Is(err, pircan.ErrNotFound) {
-			return fmt.Errorf("no channel %s", pos[0])
-		}
-	case "list":
-		list, err := st.ListAllChannels(ctx)
+		a := pircan.ChannelArgs{Channel: &pos[0]}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			_, err := core.RemoveChannel(ctx, op, a)
+			return done(out, err, "ok: channel remove %s\n", pos[0])
+		})
+	}
+	return c.operate(ctx, &pircan.AllChannelsArgs{}, func(core *pircan.Service, op pircan.Caller) error {
+		list, err := core.AllChannels(ctx, op, pircan.AllChannelsArgs{})
 		if err != nil {
 			return err
 		}
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tPRIVATE\tMEMBERS\tINVITED\tTOPIC")
 		for _, ch := range list {
-			fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%s\n", ch.Name, ch.Private, ch.Members, ch.Invited, ch.Topic)
+			fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%s\n", ch.Name, ch.Private, ch.Members, ch.Invited, clean(ch.Topic))
 		}
 		return tw.Flush()
-	}
-	if err == nil {
-		fmt.Fprintf(out, "ok: channel %s %s\n", sub, strings.Join(pos, " "))
-	}
-	return err
+	})
 }
 
-// maxAuditListed bounds audit --limit.
-const maxAuditListed = 100000
+// done prints what an operation did, unless it was refused.
+func done(out io.Writer, err error, format string, args ...any) error {
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, format, args...)
+	return err
+}
 
 func runAudit(ctx context.Context, args []string, out, errOut io.Writer) error {
 	c := newCommon("audit")
@@ -354,44 +355,16 @@ func runAudit(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if c.fs.NArg() > 0 {
 		return usagef("audit", "unexpected argument %q", c.fs.Arg(0))
 	}
-	if err := c.intFlag("limit", *limit, 1, maxAuditListed); err != nil {
-		return err
-	}
-	st, err := c.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	enc := json.NewEncoder(out)
-	entries, err := st.AuditLatest(ctx, *limit)
-	if err != nil {
-		return err
-	}
-	if !*follow {
-		for _, e := range entries {
-			if err := enc.Encode(e); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	// The follow prints the latest entries too: it waits for transactions
-	// that may still commit a lower id, which a plain print of the latest
-	// would leave behind. With none to show, it starts after the newest.
-	var after int64
-	if len(entries) > 0 {
-		after = entries[0].ID - 1
-	} else if newest, err := st.AuditLatest(ctx, 1); err != nil {
-		return err
-	} else if len(newest) > 0 {
-		after = newest[0].ID
-	}
-	// A database restart costs a reconnect, not the follow: it resumes after
-	// the last entry printed.
-	return st.AuditFollow(ctx, after, func(e store.AuditEntry) error { return enc.Encode(e) },
-		func(err error, in time.Duration) {
-			fmt.Fprintf(errOut, "pircan audit: database connection lost (%v); reconnecting in %s\n", err, in.Round(time.Millisecond))
-		})
+	a := pircan.AuditArgs{Limit: limit, Follow: follow}
+	return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+		// A database restart costs a reconnect, not the follow: it resumes
+		// after the last entry printed.
+		return core.Audit(ctx, op, a, func(e pircan.AuditEntry) error { return enc.Encode(e) },
+			func(err error, in time.Duration) {
+				fmt.Fprintf(errOut, "pircan audit: database connection lost (%v); reconnecting in %s\n", err, in.Round(time.Millisecond))
+			})
+	})
 }
 
 // outputExempt is whether the operator states that the server exempts the

@@ -106,7 +106,7 @@ func TestAuditFollow(t *testing.T) {
 	// An entry from before the follow: it prints it once it has read the
 	// log, which it does only after it LISTENs, so the next one can only
 	// come through a notification.
-	if err := st.AddChannel(ctx, "op", "#early", false, ""); err != nil {
+	if err := st.AddChannel(ctx, pircan.Actor{Account: "op"}, "#early", false, ""); err != nil {
 		t.Fatal(err)
 	}
 	pr, pw := io.Pipe()
@@ -122,7 +122,7 @@ func TestAuditFollow(t *testing.T) {
 	if err := dec.Decode(&e); err != nil || e.Action != "channel.add" || e.Subject != "#early" {
 		t.Fatalf("the entry from before: %+v %v", e, err)
 	}
-	if err := st.AddChannel(ctx, "op", "#late", false, ""); err != nil {
+	if err := st.AddChannel(ctx, pircan.Actor{Account: "op"}, "#late", false, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := dec.Decode(&e); err != nil || e.Action != "channel.add" || e.Subject != "#late" {
@@ -226,7 +226,7 @@ func TestAuditFollowSurvivesDatabaseRestart(t *testing.T) {
 	add := func(st *store.Store, names ...string) {
 		t.Helper()
 		for _, n := range names {
-			if err := st.AddChannel(ctx, "op", n, false, ""); err != nil {
+			if err := st.AddChannel(ctx, pircan.Actor{Account: "op"}, n, false, ""); err != nil {
 				t.Fatalf("add %s: %v", n, err)
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/creatimus/pircan/pircan"
 )
@@ -45,55 +44,25 @@ func runOwner(ctx context.Context, args []string, out io.Writer) error {
 		if err := wantArgs(name, pos, "<agent_id>"); err != nil {
 			return err
 		}
-		if !pircan.ValidID(pos[0]) {
-			return usagef(name, "<agent_id> %q is not an agent id (a UUID)", pos[0])
-		}
-		st, err := c.openStore(ctx)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		old, err := st.ClearOwnerByOperator(ctx, operator(), pos[0])
-		if err != nil {
-			return err
-		}
-		if old == nil {
-			return fmt.Errorf("agent %s has no owner binding", pos[0])
-		}
-		fmt.Fprintf(out, "ok: agent %s no longer bound to owner %s (was %s)\n", pos[0], old.Account, old.Status)
-		return nil
+		a := pircan.AgentArgs{AgentID: &pos[0]}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			old, err := core.UnbindOwner(ctx, op, a)
+			return done(out, err, "ok: agent %s no longer bound to owner %s (was %s)\n", pos[0], old.Account, old.Status)
+		})
 	}
 	if err := wantArgs(name, pos, "<account>"); err != nil {
 		return err
 	}
-	if err := pircan.CheckAccountName("account", pos[0]); err != nil {
-		return usagef(name, "<account> %q: %s", pos[0], err.Message)
-	}
-	n := strings.TrimSpace(*ownerName)
-	if n == "" || utf8.RuneCountInString(n) > 80 || !utf8.ValidString(n) {
-		return usagef(name, "--name is required (1 to 80 characters)")
-	}
-	st, err := c.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	known, err := st.KnownAccount(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	if !known && !*force {
-		return errors.New("PIRCAN has never seen account " + pos[0] + " (no agent, no portal sign-in, no agent naming it as owner); " +
-			"check the spelling, or pass --force to verify it before it is used")
-	}
-	created, err := st.VerifyOwner(ctx, operator(), pos[0], n)
-	if err != nil {
-		return err
-	}
-	note := ""
-	if created {
-		note = " (the owner has not signed in to the portal yet)"
-	}
-	fmt.Fprintf(out, "ok: owner of %s verified as %q%s\n", pos[0], n, note)
-	return nil
+	a := pircan.VerifyOwnerArgs{Account: &pos[0], Name: given(strings.TrimSpace(*ownerName)), Force: force}
+	return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+		r, err := core.VerifyOwner(ctx, op, a)
+		if perr := (*pircan.Error)(nil); errors.As(err, &perr) && perr.Code == pircan.CodeNotFound {
+			return fmt.Errorf("%s (--force)", strings.TrimSuffix(perr.Message, "."))
+		}
+		note := ""
+		if r.Created {
+			note = " (the owner has not signed in to the portal yet)"
+		}
+		return done(out, err, "ok: owner of %s verified as %q%s\n", r.Account, r.Name, note)
+	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,11 +10,7 @@ import (
 	"unicode"
 
 	"github.com/creatimus/pircan/pircan"
-	"github.com/creatimus/pircan/store"
 )
-
-// maxReportsListed bounds `reports list --limit`.
-const maxReportsListed = 10000
 
 // runReports is `pircan reports list|show|resolve`: the operators' side of
 // REPORT. Resolving is audited with the operator as actor.
@@ -31,11 +26,11 @@ func runReports(ctx context.Context, args []string, out io.Writer) error {
 	var limit *int
 	switch sub {
 	case "list":
-		status = c.fs.String("status", store.ReportOpen, "open, resolved or all")
+		status = c.fs.String("status", pircan.ReportOpen, "open, resolved or all")
 		limit = c.fs.Int("limit", 50, "how many of the newest reports to print")
 	case "resolve":
 		resolution = c.fs.String("resolution", "", "what was found and done (required)")
-		action = c.fs.String("action", "none", "what was done: "+strings.Join(store.ReportActions, ", "))
+		action = c.fs.String("action", "none", "what was done: "+strings.Join(pircan.ReportActions, ", "))
 	}
 	pos, err := c.parsePositional(args)
 	if err != nil {
@@ -47,48 +42,33 @@ func runReports(ctx context.Context, args []string, out io.Writer) error {
 	}
 	switch sub {
 	case "list":
-		switch *status {
-		case store.ReportOpen, store.ReportResolved, "all":
-		default:
-			return usagef(name, "--status %q: want open, resolved or all", *status)
-		}
-		if err := c.intFlag("limit", *limit, 1, maxReportsListed); err != nil {
-			return err
-		}
-	case "resolve":
-		if strings.TrimSpace(*resolution) == "" {
-			return usagef(name, "--resolution is required")
-		}
-	}
-	st, err := c.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	switch sub {
-	case "list":
-		return listReports(ctx, st, *status, *limit, out)
+		a := pircan.ReportsArgs{Status: status, Limit: limit}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			page, err := core.Reports(ctx, op, a)
+			if err != nil {
+				return err
+			}
+			return listReports(out, *status, page)
+		})
 	case "show":
-		return showReport(ctx, st, pos[0], out)
+		a := pircan.ReportIDArgs{ReportID: &pos[0]}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			r, err := core.ShowReport(ctx, op, a)
+			if err != nil {
+				return err
+			}
+			return showReport(out, r)
+		})
 	}
-	err = st.ResolveReport(ctx, operator(), pos[0], *resolution, *action)
-	switch {
-	case errors.Is(err, pircan.ErrNotFound):
-		return fmt.Errorf("no report %s", pos[0])
-	case errors.Is(err, pircan.ErrNotPending):
-		return fmt.Errorf("report %s is already resolved", pos[0])
-	case err != nil:
-		return err
-	}
-	fmt.Fprintf(out, "ok: report %s resolved (action %s)\n", pos[0], *action)
-	return nil
+	a := pircan.ResolveReportArgs{ReportID: &pos[0], Resolution: given(*resolution), Action: action}
+	return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+		_, err := core.ResolveReport(ctx, op, a)
+		return done(out, err, "ok: report %s resolved (action %s)\n", pos[0], *action)
+	})
 }
 
-func listReports(ctx context.Context, st *store.Store, status string, limit int, out io.Writer) error {
-	list, total, err := st.ListReports(ctx, status, limit)
-	if err != nil {
-		return err
-	}
+func listReports(out io.Writer, status string, page pircan.Page[pircan.ReportInfo]) error {
+	list, total := page.Items, page.Total
 	if len(list) == 0 {
 		if status == "all" {
 			status = "" // "no reports", not "no all reports"
@@ -104,23 +84,22 @@ func listReports(ctx context.Context, st *store.Store, status string, limit int,
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, when(r.CreatedAt), r.Reporter.AgentID, clean(r.Reporter.Name),
 			r.Reported.AgentID, clean(r.Reported.Name), r.Category, r.Status, orDash(r.ResourceID))
 	}
+	return flushMore(out, tw, len(list), total)
+}
+
+// flushMore writes a table, and says when it shows fewer than total rows.
+func flushMore(out io.Writer, tw *tabwriter.Writer, shown, total int) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if total > len(list) {
-		_, err = fmt.Fprintf(out, "(%d of %d; the newest first: raise --limit for more)\n", len(list), total)
-	}
-	return err
-}
-
-func showReport(ctx context.Context, st *store.Store, id string, out io.Writer) error {
-	r, err := st.ReportByID(ctx, id)
-	if errors.Is(err, pircan.ErrNotFound) {
-		return fmt.Errorf("no report %s", id)
-	}
-	if err != nil {
+	if total > shown {
+		_, err := fmt.Fprintf(out, "(%d of %d; the newest first: raise --limit for more)\n", shown, total)
 		return err
 	}
+	return nil
+}
+
+func showReport(out io.Writer, r pircan.ReportInfo) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("report", r.ID)
@@ -132,7 +111,7 @@ func showReport(ctx context.Context, st *store.Store, id string, out io.Writer) 
 	row("created", when(r.CreatedAt))
 	for _, p := range []struct {
 		role string
-		who  store.ReportParty
+		who  pircan.ReportParty
 	}{{"reporter", r.Reporter}, {"reported", r.Reported}} {
 		row(p.role, p.who.AgentID+"  "+clean(p.who.Name))
 		row(p.role+" accounts", clean(strings.Join(p.who.Accounts, ", ")))

@@ -92,12 +92,12 @@ func TestReportsCommands(t *testing.T) {
 		want string
 	}{
 		{[]string{"resolve", r1}, "--resolution is required"},
-		{[]string{"resolve", r1, "--resolution", "  "}, "--resolution is required"},
+		{[]string{"resolve", r1, "--resolution", "  "}, "--resolution must not be empty"},
 		{[]string{"resolve", r1, "--resolution", "x", "--action", "banned"}, "action"},
-		{[]string{"resolve", "00000000-0000-4000-8000-000000000000", "--resolution", "x"}, "no report"},
-		{[]string{"resolve", "not-an-id", "--resolution", "x"}, "no report"},
+		{[]string{"resolve", "00000000-0000-4000-8000-000000000000", "--resolution", "x"}, "No report 00000000-0000-4000-8000-000000000000."},
+		{[]string{"resolve", "not-an-id", "--resolution", "x"}, "<report_id> must be an id"},
 		{[]string{"resolve", "--resolution", "x"}, "missing argument <report_id>"},
-		{[]string{"show", "00000000-0000-4000-8000-000000000000"}, "no report"},
+		{[]string{"show", "00000000-0000-4000-8000-000000000000"}, "No report 00000000-0000-4000-8000-000000000000."},
 		{[]string{"show"}, "missing argument <report_id>"},
 		{[]string{"list", "extra"}, `unexpected argument "extra"`},
 		{[]string{"list", "--status", "closed"}, "--status"},

@@ -2,21 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"unicode"
 
-	"github.com/rs/zerolog"
-
 	"github.com/creatimus/pircan/pircan"
-	"github.com/creatimus/pircan/store"
 )
-
-// maxResourcesListed bounds `resources list --limit`.
-const maxResourcesListed = 1000
 
 // runResources is `pircan resources list|show|remove`: the operators' side
 // of the resource library. A removal is audited with the operator as actor
@@ -46,44 +39,35 @@ func runResources(ctx context.Context, args []string, out io.Writer) error {
 	if err := wantArgs(name, pos, names[sub]...); err != nil {
 		return err
 	}
-	if sub == "list" {
-		if err := c.intFlag("limit", *limit, 1, maxResourcesListed); err != nil {
-			return err
-		}
-		if *by != "" && !pircan.ValidID(*by) {
-			return usagef(name, "--by %q: want an agent_id", *by)
-		}
-	} else if !pircan.ValidID(pos[0]) {
-		return usagef(name, "%q: want a resource_id", pos[0])
-	}
-	st, err := c.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	switch sub {
 	case "list":
-		return listResources(ctx, st, *by, *limit, out)
+		a := pircan.AllResourcesArgs{By: given(*by), Limit: limit}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			page, err := core.AllResources(ctx, op, a)
+			if err != nil {
+				return err
+			}
+			return listResources(out, page)
+		})
 	case "show":
-		return showResource(ctx, st, pos[0], out)
+		a := pircan.ResourceArgs{ResourceID: &pos[0]}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			r, err := core.ReadResource(ctx, op, a)
+			if err != nil {
+				return err
+			}
+			return showResource(out, r)
+		})
 	}
-	svc := pircan.NewService(st, pircan.Config{}, zerolog.Nop())
-	r, err := svc.RemoveResource(ctx, operator(), pos[0], *reason)
-	if err != nil {
-		if pe := (*pircan.Error)(nil); errors.As(err, &pe) && pe.Code == pircan.CodeNotFound {
-			return fmt.Errorf("no resource %s", pos[0])
-		}
-		return err
-	}
-	_, err = fmt.Fprintf(out, "ok: resource %s of agent %s removed (%d bytes); its publisher is told\n", r.ID, r.By.AgentID, r.Size)
-	return err
+	a := pircan.RemoveResourceArgs{ResourceID: &pos[0], Reason: reason}
+	return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+		r, err := core.RemoveResource(ctx, op, a)
+		return done(out, err, "ok: resource %s of agent %s removed (%d bytes); its publisher is told\n", r.ID, r.By.AgentID, r.Size)
+	})
 }
 
-func listResources(ctx context.Context, st *store.Store, by string, limit int, out io.Writer) error {
-	list, total, err := st.Resources(ctx, pircan.ResourceQuery{By: by, Limit: limit})
-	if err != nil {
-		return err
-	}
+func listResources(out io.Writer, page pircan.Page[pircan.Resource]) error {
+	list, total := page.Items, page.Total
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(out, "no resources")
 		return err
@@ -93,26 +77,13 @@ func listResources(ctx context.Context, st *store.Store, by string, limit int, o
 	for _, r := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, when(r.CreatedAt), r.By.AgentID, clean(r.By.Name), r.Access, r.Size, clean(r.Title))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if total > len(list) {
-		_, err = fmt.Fprintf(out, "(%d of %d; the newest first: raise --limit for more)\n", len(list), total)
-	}
-	return err
+	return flushMore(out, tw, len(list), total)
 }
 
 // showResource prints a resource's metadata, then its content as the
 // publisher wrote it (control characters but tabs and line breaks shown
 // as U+FFFD).
-func showResource(ctx context.Context, st *store.Store, id string, out io.Writer) error {
-	r, err := st.Resource(ctx, "", id)
-	if errors.Is(err, pircan.ErrNotFound) {
-		return fmt.Errorf("no resource %s", id)
-	}
-	if err != nil {
-		return err
-	}
+func showResource(out io.Writer, r pircan.Resource) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("resource", r.ID)
@@ -126,7 +97,7 @@ func showResource(ctx context.Context, st *store.Store, id string, out io.Writer
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(out, "\n%s\n", cleanText(r.Content))
+	_, err := fmt.Fprintf(out, "\n%s\n", cleanText(r.Content))
 	return err
 }
 

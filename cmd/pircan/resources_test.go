@@ -69,7 +69,7 @@ func TestResourcesCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "removed") {
 		t.Fatalf("remove: %d\n%s\n%s", code, out, errOut)
 	}
-	if code, _, errOut := cli(t, "resources", "remove", r.ID); code != 1 || !strings.Contains(errOut, "no resource") {
+	if code, _, errOut := cli(t, "resources", "remove", r.ID); code != 1 || !strings.Contains(errOut, "No such resource") {
 		t.Fatalf("second remove: %d %s", code, errOut)
 	}
 	notes, err := st.ClaimNotices(ctx, c.Agent.ID)

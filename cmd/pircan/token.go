@@ -10,8 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -37,74 +35,47 @@ func runToken(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var ttl time.Duration
 	switch sub {
 	case "issue":
 		if err := wantArgs(name, pos, "<account>"); err != nil {
 			return err
 		}
-		if err := pircan.CheckAccountName("account", pos[0]); err != nil {
-			return usagef(name, "<account> %q: %s", pos[0], err.Message)
-		}
-		if ttl, err = parseLifetime(*expires); err != nil {
+		ttl, err := parseLifetime(*expires)
+		if err != nil {
 			return usagef(name, "--expires %q: %v", *expires, err)
 		}
+		a := pircan.IssueTokenArgs{Account: &pos[0], Label: label, ExpiresIn: given(ttl)}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			t, err := core.IssueToken(ctx, op, a)
+			if err != nil {
+				return err
+			}
+			return printIssued(out, t)
+		})
 	case "list":
 		if len(pos) > 1 {
 			return usagef(name, "unexpected argument %q", pos[1])
 		}
+		var a pircan.TokensArgs
 		if len(pos) == 1 {
-			if err := pircan.CheckAccountName("account", pos[0]); err != nil {
-				return usagef(name, "<account> %q: %s", pos[0], err.Message)
+			a.Account = &pos[0]
+		}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			list, err := core.Tokens(ctx, op, a)
+			if err != nil {
+				return err
 			}
-		}
-	case "revoke":
-		if err := wantArgs(name, pos, "<token_id>"); err != nil {
-			return err
-		}
-		if !pircan.ValidID(pos[0]) {
-			return usagef(name, "<token_id> %q is not a token id (a UUID)", pos[0])
-		}
+			return listTokens(out, list, time.Now())
+		})
 	}
-	st, err := c.openStore(ctx)
-	if err != nil {
+	if err := wantArgs(name, pos, "<token_id>"); err != nil {
 		return err
 	}
-	defer st.Close()
-	// Tokens need no limits: only the store and the clock.
-	svc := pircan.NewService(st.AsOperator(operator()), pircan.Config{}, zerolog.Nop())
-	switch sub {
-	case "issue":
-		t, err := svc.IssueToken(ctx, pos[0], *label, ttl)
-		var pe *pircan.Error
-		if errors.As(err, &pe) { // the core's rules on the arguments (the label's)
-			return usagef(name, "%s", pe.Message)
-		}
-		if err != nil {
-			return err
-		}
-		return printIssued(out, t)
-	case "list":
-		account := ""
-		if len(pos) == 1 {
-			account = pos[0]
-		}
-		list, err := svc.Tokens(ctx, account)
-		if err != nil {
-			return err
-		}
-		return listTokens(out, list, time.Now())
-	}
-	t, err := svc.RevokeToken(ctx, pos[0])
-	var pe *pircan.Error
-	if errors.As(err, &pe) && pe.Code == pircan.CodeNotFound {
-		return fmt.Errorf("no token %s", pos[0])
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "ok: token %s of %s revoked at %s\n", t.ID, t.Account, when(t.RevokedAt))
-	return nil
+	a := pircan.TokenArgs{TokenID: &pos[0]}
+	return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+		t, err := core.RevokeToken(ctx, op, a)
+		return done(out, err, "ok: token %s of %s revoked at %s\n", t.ID, t.Account, when(t.RevokedAt))
+	})
 }
 
 // parseLifetime reads --expires: Nd (days), and whatever time.ParseDuration

@@ -43,7 +43,7 @@ func TestTokenCommands(t *testing.T) {
 	if err != nil || c.Account != "Alice" {
 		t.Fatalf("the printed secret does not authenticate: %+v %v", c, err)
 	}
-	tokens, err := svc.Tokens(ctx, "alice")
+	tokens, err := svc.Tokens(ctx, pircan.OperatorCaller("operator:test"), pircan.TokensArgs{Account: ptr("alice")})
 	if err != nil || len(tokens) != 1 || tokens[0].Label != "ci runner" || tokens[0].ExpiresAt.Sub(tokens[0].CreatedAt).Hours() < 90*24-1 {
 		t.Fatalf("stored: %+v %v", tokens, err)
 	}
@@ -82,7 +82,7 @@ func TestTokenCommands(t *testing.T) {
 		t.Fatalf("list after revoke:\n%s", out)
 	}
 	if code, _, errOut := cli(t, "token", "revoke", "0b5e4f3a-9c1d-4e2f-8a7b-6c5d4e3f2a1b"); code != 1 ||
-		!strings.Contains(errOut, "pircan token: no token 0b5e4f3a-9c1d-4e2f-8a7b-6c5d4e3f2a1b") {
+		!strings.Contains(errOut, "pircan token: No token 0b5e4f3a-9c1d-4e2f-8a7b-6c5d4e3f2a1b.") {
 		t.Fatalf("revoke unknown: %d %s", code, errOut)
 	}
 	entries, err := st.AuditLatest(ctx, 10)
@@ -117,10 +117,10 @@ func TestTokenCommands(t *testing.T) {
 		{[]string{"token", "issue", "alice", "--expires", "0d"}, `--expires "0d": a lifetime is positive`},
 		{[]string{"token", "issue", "alice", "--expires", "soon"}, `--expires "soon": want Nd`},
 		{[]string{"token", "issue", "alice", "--expires", "-2h"}, `a lifetime is positive`},
-		{[]string{"token", "issue", "al ice"}, `pircan token issue: <account> "al ice"`},
+		{[]string{"token", "issue", "al ice"}, `pircan token issue: <account> is a NickServ account name`},
 		{[]string{"token", "list", "a", "b"}, `pircan token list: unexpected argument "b"`},
 		{[]string{"token", "revoke"}, "pircan token revoke: missing argument <token_id>"},
-		{[]string{"token", "revoke", "x"}, `pircan token revoke: <token_id> "x" is not a token id`},
+		{[]string{"token", "revoke", "x"}, `pircan token revoke: <token_id> must be an id (a UUID)`},
 	} {
 		code, out, errOut := cli(t, e.args...)
 		if code != 2 || out != "" || !strings.Contains(errOut, e.want) {

@@ -219,7 +219,7 @@ func TestUnsupported(t *testing.T) {
 func TestNotRegistered(t *testing.T) {
 	e := newEnv(t, a2a.Config{})
 	b := e.agent(t, "Target")
-	it, err := e.core.IssueToken(t.Context(), unique("a2anoagent"), "test", time.Hour)
+	it, err := e.core.IssueToken(t.Context(), pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr(unique("a2anoagent")), Label: ptr("test"), ExpiresIn: ptr(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func (e *env) agent(t testing.TB, name string, caps ...string) agent {
 	if c, err = e.core.Caller(ctx, pircan.FaceA2A, account, ""); err != nil {
 		t.Fatal(err)
 	}
-	it, err := e.core.IssueToken(ctx, account, "test", time.Hour)
+	it, err := e.core.IssueToken(ctx, pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr(account), Label: ptr("test"), ExpiresIn: ptr(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,3 +200,6 @@ func uuid() string {
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-4" + h[13:16] + "-8" + h[17:20] + "-" + h[20:]
 }
+
+// ptr is the address of v: an argument given.
+func ptr[T any](v T) *T { return &v }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/ircnet"
+	"github.com/creatimus/pircan/pircan"
 )
 
 // waitInChannel waits until the bot has joined channel (it follows the
@@ -40,8 +41,8 @@ func TestChannelsAndJoin(t *testing.T) {
 	if missing.Code() != "unknown_channel" {
 		t.Fatalf("missing channel: %s", missing.Raw)
 	}
-	must(t, bot.Store().AddChannel(ctx, "op", pub, false, "Chemistry talk"))
-	must(t, bot.Store().AddChannel(ctx, "op", priv, true, "Members only"))
+	must(t, bot.Store().AddChannel(ctx, pircan.Actor{Account: "op"}, pub, false, "Chemistry talk"))
+	must(t, bot.Store().AddChannel(ctx, pircan.Actor{Account: "op"}, priv, true, "Members only"))
 	waitInChannel(t, bot, pub, true)
 	waitInChannel(t, bot, priv, true)
 	// ...looks exactly like asking for a private one you were not invited to.
@@ -70,7 +71,7 @@ func TestChannelsAndJoin(t *testing.T) {
 
 	// Private and invited: PIRCAN sends an IRC INVITE, and the channel is
 	// invite-only for everyone else.
-	must(t, bot.Store().InviteToChannel(ctx, "op", priv, aliceID))
+	must(t, bot.Store().InviteToChannel(ctx, pircan.Actor{Account: "op"}, priv, aliceID))
 	items, _ = alice.AskList(`PIRCAN/1 CHANNELS`)
 	if !strings.Contains(channelNames(items), priv) {
 		t.Fatalf("alice is invited but does not see %s: %v", priv, items)
@@ -98,7 +99,7 @@ func TestChannelsAndJoin(t *testing.T) {
 	}
 
 	// The operator removes the channel: PIRCAN leaves it.
-	must(t, bot.Store().RemoveChannel(ctx, "op", pub))
+	must(t, bot.Store().RemoveChannel(ctx, pircan.Actor{Account: "op"}, pub))
 	waitInChannel(t, bot, pub, false)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/mcpclient"
+	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/mcp"
 )
 
@@ -28,7 +29,7 @@ type mcpAgent struct {
 func newMCPAgent(t *testing.T, bot *bottest.Bot, base string) *mcpAgent {
 	t.Helper()
 	account := bottest.Unique(base)
-	tok, err := bot.Core().IssueToken(t.Context(), account, "e2e", time.Hour)
+	tok, err := bot.Core().IssueToken(t.Context(), pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr(account), Label: ptr("e2e"), ExpiresIn: ptr(time.Hour)})
 	must(t, err)
 	return &mcpAgent{Account: account, Token: tok.Secret, url: bot.HTTPURL + mcp.Path}
 }
@@ -132,3 +133,6 @@ func longText(n int) string {
 	}
 	return b.String()
 }
+
+// ptr is the address of v: an argument given.
+func ptr[T any](v T) *T { return &v }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/mcpclient"
+	"github.com/creatimus/pircan/pircan"
 )
 
 // mcpTools is every tool the MCP face offers today: tasks come with their
@@ -111,17 +112,17 @@ func testMCPArguments(t *testing.T, bot *bottest.Bot) {
 // 401 at connect, before any tool.
 func testMCPTokens(t *testing.T, bot *bottest.Bot) {
 	core := bot.Core()
-	tok, err := core.IssueToken(t.Context(), bottest.Unique("mcptok"), "revoked soon", time.Hour)
+	tok, err := core.IssueToken(t.Context(), pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr(bottest.Unique("mcptok")), Label: ptr("revoked soon"), ExpiresIn: ptr(time.Hour)})
 	must(t, err)
 	url := bot.HTTPURL + "/mcp"
 	if out := mcpclient.Run(t, url, tok.Secret, mcpclient.ConnectFails(), mcpclient.ListTools()); !out[0].OK || !out[1].OK {
 		t.Fatalf("a live token: %s / %s", out[0].Line, out[1].Line)
 	}
-	_, err = core.RevokeToken(t.Context(), tok.ID)
+	_, err = core.RevokeToken(t.Context(), pircan.OperatorCaller("operator:test"), pircan.TokenArgs{TokenID: ptr(tok.ID)})
 	must(t, err)
 	// A lifetime of 1 ns has ended by the time the token is used: expired
 	// without waiting.
-	expired, err := core.IssueToken(t.Context(), bottest.Unique("mcpexp"), "expired", time.Nanosecond)
+	expired, err := core.IssueToken(t.Context(), pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr(bottest.Unique("mcpexp")), Label: ptr("expired"), ExpiresIn: ptr(time.Nanosecond)})
 	must(t, err)
 	for what, secret := range map[string]string{
 		"revoked": tok.Secret,

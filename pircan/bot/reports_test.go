@@ -8,7 +8,6 @@ import (
 
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/pircan"
-	"github.com/creatimus/pircan/store"
 )
 
 // REPORT through IRC: every code it answers, the hourly limit (spec §4: 5
@@ -40,7 +39,7 @@ func TestReportVerb(t *testing.T) {
 	if r := ask(me, ids[1], "abuse", "Still posting", `,"id":"d"`); r.Code() != "duplicate_report" || r.Str("re") != "d" {
 		t.Fatalf("second report while open: %s", r.Raw)
 	}
-	must(t, bot.Store().ResolveReport(t.Context(), "operator:test", first, "Warned the owner", "warned"))
+	must(t, bot.Store().ResolveReport(t.Context(), pircan.Actor{Account: "operator:test"}, first, "Warned the owner", "warned"))
 	r = ask(me, ids[1], "abuse", "Posting again after the warning", "")
 	if r.Verb != "REPORT" || r.Str("report_id") == first {
 		t.Fatalf("report after the operator resolved the first: %s", r.Raw)
@@ -120,7 +119,7 @@ func TestReportVerb(t *testing.T) {
 	if total != 7 || len(list) != 7 {
 		t.Fatalf("%d reports (total %d), want 7", len(list), total)
 	}
-	open, _, err := bot.Store().ListReports(t.Context(), store.ReportOpen, 100)
+	open, _, err := bot.Store().ListReports(t.Context(), pircan.ReportOpen, 100)
 	must(t, err)
 	if len(open) != 6 {
 		t.Fatalf("%d open reports, want 6", len(open))

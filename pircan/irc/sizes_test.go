@@ -26,9 +26,10 @@ var sizesAt = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // sizesStore holds the largest rows a store may return, written with fill.
 type sizesStore struct {
-	pircan.ForumStore // the IRC face has no forum: never called
-	fill              string
-	fail              error // when set, every call fails with it
+	pircan.ForumStore    // the IRC face has no forum: never called
+	pircan.OperatorStore // nil: no IRC verb reaches the operator's part
+	fill                 string
+	fail                 error // when set, every call fails with it
 }
 
 func (s sizesStore) rep(n int) string { return strings.Repeat(s.fill, n) }
@@ -439,11 +440,11 @@ func TestLabelsRefuseBidiControls(t *testing.T) {
 	}
 }
 
-func (s sizesStore) IssueToken(context.Context, pircan.NewToken) (pircan.Token, error) {
+func (s sizesStore) IssueToken(context.Context, pircan.Actor, pircan.NewToken) (pircan.Token, error) {
 	return pircan.Token{}, s.fail
 }
 func (s sizesStore) Tokens(context.Context, string) ([]pircan.Token, error) { return nil, s.fail }
-func (s sizesStore) RevokeToken(context.Context, string) (pircan.Token, error) {
+func (s sizesStore) RevokeToken(context.Context, pircan.Actor, string) (pircan.Token, error) {
 	return pircan.Token{}, s.fail
 }
 func (s sizesStore) TokenBySecret(context.Context, []byte) (pircan.Token, error) {
@@ -469,7 +470,7 @@ func (s sizesStore) Resource(context.Context, string, string) (pircan.Resource, 
 	return s.resource(), s.fail
 }
 func (s sizesStore) DeleteResource(context.Context, pircan.Actor, string) error { return s.fail }
-func (s sizesStore) RemoveResource(context.Context, string, string, string) (pircan.Resource, error) {
+func (s sizesStore) RemoveResource(context.Context, pircan.Actor, string, string) (pircan.Resource, error) {
 	return s.resource(), s.fail
 }
 

@@ -30,14 +30,14 @@ const listTools = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 func TestUnauthorized(t *testing.T) {
 	e := newEnv(t, limits())
 	_, good := e.token(t)
-	revoked, err := e.core.IssueToken(t.Context(), unique("mcp"), "", 0)
+	revoked, err := e.core.IssueToken(t.Context(), pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr(unique("mcp"))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.core.RevokeToken(t.Context(), revoked.ID); err != nil {
+	if _, err := e.core.RevokeToken(t.Context(), pircan.OperatorCaller("operator:test"), pircan.TokenArgs{TokenID: ptr(revoked.ID)}); err != nil {
 		t.Fatal(err)
 	}
-	expired, err := e.core.IssueToken(t.Context(), unique("mcp"), "", time.Nanosecond)
+	expired, err := e.core.IssueToken(t.Context(), pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr(unique("mcp")), ExpiresIn: ptr(time.Nanosecond)})
 	if err != nil {
 		t.Fatal(err)
 	}

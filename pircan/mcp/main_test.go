@@ -79,7 +79,7 @@ func newEnvOver(t testing.TB, st pircan.Store, l pircan.Limits, cfg mcp.Config) 
 func (e *env) token(t testing.TB) (account, secret string) {
 	t.Helper()
 	account = unique("mcp")
-	it, err := e.core.IssueToken(t.Context(), account, "test", time.Hour)
+	it, err := e.core.IssueToken(t.Context(), pircan.OperatorCaller("operator:test"), pircan.IssueTokenArgs{Account: ptr(account), Label: ptr("test"), ExpiresIn: ptr(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,3 +260,6 @@ func postHost(t *testing.T, url, host, authz, body string) *http.Response {
 	t.Cleanup(func() { _ = resp.Body.Close() })
 	return resp
 }
+
+// ptr is the address of v: an argument given.
+func ptr[T any](v T) *T { return &v }

@@ -29,11 +29,11 @@ func TestOwnerLockHoldsOverMCP(t *testing.T) {
 		t.Fatalf("owner named: %+v", ob)
 	}
 	oc := signIn(t, e, owner)
-	if err := e.core.DecideBinding(ctx, oc, h.AgentID, true); err != nil {
+	if err := e.core.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: ptr(h.AgentID), Decision: ptr("confirm")}); err != nil {
 		t.Fatal(err)
 	}
 	ownerDecides := pircan.PolicyOwnerDecides
-	if err := e.core.OwnerSetPolicy(ctx, oc, h.AgentID, pircan.PolicyArgs{Policy: &ownerDecides}); err != nil {
+	if err := e.core.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: ptr(h.AgentID), Args: pircan.PolicyArgs{Policy: &ownerDecides}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -52,7 +52,7 @@ func TestOwnerLockHoldsOverMCP(t *testing.T) {
 	refused(t, call(t, cs, "owner", map[string]any{"clear": true}), pircan.CodeNotAuthorized, "")
 	refused(t, call(t, cs, "owner", map[string]any{"account": unique("other")}), pircan.CodeNotAuthorized, "")
 	// An operator verifies the owner (pircan owner verify): whoami shows the checked name.
-	if _, err := shared.VerifyOwner(ctx, "operator:test", owner, "Olivia Owner"); err != nil {
+	if _, err := shared.VerifyOwner(ctx, pircan.Actor{Account: "operator:test"}, owner, "Olivia Owner"); err != nil {
 		t.Fatal(err)
 	}
 	ok(t, call(t, cs, "whoami", nil), &w)
@@ -81,15 +81,15 @@ func TestOwnerLockHoldsOverMCP(t *testing.T) {
 	// The agent's own account signed in to the portal sees it read-only.
 	self := signIn(t, e, account)
 	autoAccept := pircan.PolicyAutoAccept
-	if err := e.core.OwnerSetPolicy(ctx, self, h.AgentID, pircan.PolicyArgs{Policy: &autoAccept}); pircan.AsError(err).Code != pircan.CodeNotAuthorized {
+	if err := e.core.OwnerSetPolicy(ctx, self, pircan.ForAgent[pircan.PolicyArgs]{AgentID: ptr(h.AgentID), Args: pircan.PolicyArgs{Policy: &autoAccept}}); pircan.AsError(err).Code != pircan.CodeNotAuthorized {
 		t.Fatalf("the agent's own portal session sets the policy: %v", err)
 	}
-	if _, err := e.core.OwnerAccept(ctx, self, h.AgentID, pircan.DecideArgs{RequestID: &c.RequestID}); pircan.AsError(err).Code != pircan.CodeNotAuthorized {
+	if _, err := e.core.OwnerAccept(ctx, self, pircan.ForAgent[pircan.DecideArgs]{AgentID: ptr(h.AgentID), Args: pircan.DecideArgs{RequestID: &c.RequestID}}); pircan.AsError(err).Code != pircan.CodeNotAuthorized {
 		t.Fatalf("the agent's own portal session accepts: %v", err)
 	}
 
 	// The owner decides.
-	d, err := e.core.OwnerAccept(ctx, oc, h.AgentID, pircan.DecideArgs{RequestID: &c.RequestID})
+	d, err := e.core.OwnerAccept(ctx, oc, pircan.ForAgent[pircan.DecideArgs]{AgentID: ptr(h.AgentID), Args: pircan.DecideArgs{RequestID: &c.RequestID}})
 	if err != nil || d.Status != "accepted" {
 		t.Fatalf("the owner accepts: %+v %v", d, err)
 	}

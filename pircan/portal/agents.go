@@ -45,12 +45,13 @@ func (h *Handler) agents(w http.ResponseWriter, r *http.Request, s pircan.Portal
 }
 
 func (h *Handler) setPolicy(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	err := h.core.OwnerSetPolicy(r.Context(), pircan.OwnerCaller(s), r.PostForm.Get("agent_id"), pircan.PolicyArgs{Policy: form(r, "policy")})
+	err := h.core.OwnerSetPolicy(r.Context(), pircan.OwnerCaller(s), pircan.ForAgent[pircan.PolicyArgs]{AgentID: form(r, "agent_id"),
+		Args: pircan.PolicyArgs{Policy: form(r, "policy")}})
 	return "/owner?done=policy", err
 }
 
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	c, agentID, requestID := pircan.OwnerCaller(s), r.PostForm.Get("agent_id"), form(r, "request_id")
+	c, agentID, requestID := pircan.OwnerCaller(s), form(r, "agent_id"), form(r, "request_id")
 	switch r.PostForm.Get("decision") {
 	case "accept":
 		// The form lists the requested scopes as checkboxes: none checked
@@ -64,10 +65,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, s pircan.Portal
 			}
 			a.TTLDays = &n
 		}
-		_, err := h.core.OwnerAccept(r.Context(), c, agentID, a)
+		_, err := h.core.OwnerAccept(r.Context(), c, pircan.ForAgent[pircan.DecideArgs]{AgentID: agentID, Args: a})
 		return "/owner?done=accepted", err
 	case "decline":
-		_, err := h.core.OwnerDecline(r.Context(), c, agentID, pircan.RequestArgs{RequestID: requestID})
+		_, err := h.core.OwnerDecline(r.Context(), c, pircan.ForAgent[pircan.RequestArgs]{AgentID: agentID, Args: pircan.RequestArgs{RequestID: requestID}})
 		return "/owner?done=declined", err
 	}
 	return "", formError("Accept or decline.")
@@ -88,18 +89,17 @@ func (h *Handler) revoke(w http.ResponseWriter, r *http.Request, s pircan.Portal
 			Fields: map[string]string{"agent_id": agentID, "agreement_id": agreementID}})
 		return "", nil
 	}
-	return "/owner?done=revoked", h.core.OwnerRevoke(r.Context(), pircan.OwnerCaller(s), agentID, pircan.RevokeArgs{AgreementID: &agreementID})
+	return "/owner?done=revoked", h.core.OwnerRevoke(r.Context(), pircan.OwnerCaller(s),
+		pircan.ForAgent[pircan.RevokeArgs]{AgentID: &agentID, Args: pircan.RevokeArgs{AgreementID: &agreementID}})
 }
 
 func (h *Handler) decideBinding(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	c, agentID := pircan.OwnerCaller(s), r.PostForm.Get("agent_id")
-	switch r.PostForm.Get("decision") {
-	case "confirm":
-		return "/owner?done=confirmed", h.core.DecideBinding(r.Context(), c, agentID, true)
-	case "decline":
-		return "/owner?done=refused", h.core.DecideBinding(r.Context(), c, agentID, false)
+	a := pircan.BindingArgs{AgentID: form(r, "agent_id"), Decision: form(r, "decision")}
+	next := "/owner?done=refused"
+	if r.PostForm.Get("decision") == "confirm" {
+		next = "/owner?done=confirmed"
 	}
-	return "", formError("Confirm or decline.")
+	return next, h.core.DecideBinding(r.Context(), pircan.OwnerCaller(s), a)
 }
 
 func (h *Handler) release(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
@@ -113,5 +113,5 @@ func (h *Handler) release(w http.ResponseWriter, r *http.Request, s pircan.Porta
 			Action: "/owner/release", Button: "Release", ID: "confirm-release", Fields: map[string]string{"agent_id": agentID}})
 		return "", nil
 	}
-	return "/owner?done=released", h.core.ReleaseAgent(r.Context(), pircan.OwnerCaller(s), agentID)
+	return "/owner?done=released", h.core.ReleaseAgent(r.Context(), pircan.OwnerCaller(s), pircan.AgentArgs{AgentID: &agentID})
 }
