@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,7 +54,16 @@ phase, the replies the guests got, and with --metrics-url (the bot's
 /metrics) the bot's RSS peak and its refusal counters. Exits 1 if a WHOAMI
 was late or lost during the flood.
 
-mix verbs: whoami, find, channels, echo, contact (CONTACT to an agent not
+--knee runs issue 24's knee instead of the mix (needs --echo-nick): each
+rate, rising, for --knee-step, first WHOAMI from the agents in turn to
+PIRCAN, then the same lines to the echo bot; it prints the curve (rate ->
+p50/p99 of both, lost) and both knees: PIRCAN's is the highest rate whose
+WHOAMI p99 stayed within 3x the echo bot's at that rate, the echo bot's the
+highest whose p99 stayed within 3x its own at the first rate, and the ratio
+of the two (judged >= 0.8). Raise PIRCAN_RATE_PER_CALLER and
+PIRCAN_OUTPUT_RATE on the bot to let the rates through.
+
+mix verbs: hello (HELLO repeating the agent's profile), whoami, find, channels, echo, contact (CONTACT to an agent not
 asked yet in this run, with a task scope of the run's own; that agent
 ACCEPTs in its next turn, timed as "accept"), send (SEND to an agreed
 partner), inbox (INBOX {"limit":5}).
@@ -89,6 +99,8 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	traceFile := fs.String("trace", "", "write a CSV line per timed request to this file (start_ms,row,agent,ms,first_line_ms,outcome)")
 	flood := fs.Bool("flood", false, "run the flood benchmark (see above) instead of the load")
+	kneeRates := fs.String("knee", "", "run the knee instead of the mix (see above): rising rates in requests/s, comma-separated")
+	kneeStep := fs.Duration("knee-step", 20*time.Second, "--knee: how long each rate runs, against PIRCAN and then against the echo bot")
 	lobby := fs.String("lobby", envOr("PIRCAN_LOBBY", "#agents"), "--flood: the lobby the guests join (env PIRCAN_LOBBY)")
 	floodConns := fs.Int("flood-conns", 10, "--flood: unidentified connections")
 	floodNicks := fs.Int("flood-nicks", 2000, "--flood: distinct nicks they rotate through, in all")
@@ -160,6 +172,17 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var knee []float64
+	for _, f := range strings.FieldsFunc(*kneeRates, func(r rune) bool { return r == ',' }) {
+		rate, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || rate <= 0 || (len(knee) > 0 && rate <= knee[len(knee)-1]) {
+			return usagef("bench", "--knee %q: want rising rates in requests/s, e.g. 100,200,400", *kneeRates)
+		}
+		knee = append(knee, rate)
+	}
+	if len(knee) > 0 && *echoNick == "" {
+		return usagef("bench", "--knee needs the echo bot (--echo-nick)")
+	}
 	if *agents > 0 && *rate > float64(*agents)*20/60 {
 		fmt.Fprintf(os.Stderr, "pircan bench: warning: %.1f req/s is %.1f per agent per minute, over PIRCAN's default limit of 20: "+
 			"unless PIRCAN_RATE_PER_CALLER was raised on the bot, expect rate_limited and lost replies\n",
@@ -186,6 +209,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 		ConnectParallel: *parallel, Timeout: *timeout, Settle: *settle, FloorRate: *floorRate,
 		Echo: loadgen.EchoConfig{Nick: *echoNick, SASLAccount: *echoAccount, SASLPassword: *echoPassword,
 			OperName: *echoOper, OperPassword: *echoOperPassword},
+		Knee: knee, KneeStep: *kneeStep,
 		Progress: os.Stderr, Trace: trace,
 	})
 	if res == nil {
@@ -196,6 +220,8 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		werr = enc.Encode(res)
+	} else if res.Knee != nil {
+		werr = res.Knee.WriteKnee(out)
 	} else {
 		werr = res.WriteTable(out)
 	}

@@ -71,6 +71,11 @@ type Config struct {
 
 	Echo EchoConfig
 
+	// Knee, if set, replaces the mix: the rates (requests/s) of the knee
+	// (knee.go), each run for KneeStep against PIRCAN and then the echo bot.
+	Knee     []float64
+	KneeStep time.Duration // 0: 20 s
+
 	// Progress receives a line per phase (nil: none).
 	Progress io.Writer
 	// Trace, if set, receives a CSV line per timed request as it ends:
@@ -113,6 +118,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for _, v := range append(append([]string{}, Verbs...), "accept", floorEcho, floorInfo) {
 		r.stats[v] = newCollector()
 	}
+	for i := range cfg.Knee { // filled before any reply can read the map
+		r.stats[kneeStat(i, false)], r.stats[kneeStat(i, true)] = newCollector(), newCollector()
+	}
 	defer r.closeAll()
 
 	reapCtx, stopReaper := context.WithCancel(context.Background())
@@ -144,6 +152,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 
+	if len(cfg.Knee) > 0 {
+		r.knee(ctx, res)
+		r.report(res)
+		return res, ctx.Err()
+	}
 	r.progress("measuring: %.1f req/s for %s", cfg.Rate, cfg.Duration)
 	r.measure(ctx)
 	r.drain(ctx)
@@ -170,6 +183,19 @@ func (c *Config) fill() error {
 	}
 	if c.Rate == 0 {
 		c.Rate = float64(c.Agents) * DefaultPerAgentPerMinute / 60
+	}
+	if len(c.Knee) > 0 {
+		if c.Echo.Nick == "" {
+			return errors.New("the knee needs the echo bot (its nick)")
+		}
+		for i, rate := range c.Knee {
+			if rate <= 0 || (i > 0 && rate <= c.Knee[i-1]) {
+				return errors.New("knee rates must be positive and rising")
+			}
+		}
+		if c.KneeStep <= 0 {
+			c.KneeStep = 20 * time.Second
+		}
 	}
 	if c.Mix == nil {
 		c.Mix, _ = ParseMix(DefaultMix)
@@ -668,7 +694,7 @@ func (r *run) parallel(fn func(a *agent) error) error {
 // has two partners to SEND to. These 3 requests per agent are not timed,
 // but count against PIRCAN's per-account limit like any other.
 func (r *run) setup(ctx context.Context) error {
-	hello := fmt.Sprintf(`{"name":"bench agent","description":"pircan bench load agent","capabilities":[%q]}`, BenchCapability)
+	hello := helloBody()
 	err := r.parallel(func(a *agent) error {
 		o, err := r.ask(ctx, a, "HELLO", hello, false)
 		if err != nil {
@@ -842,6 +868,8 @@ func (r *run) turn(a *agent) {
 		return
 	}
 	switch verb {
+	case "hello":
+		r.measured(a, verb, "HELLO", helloBody(), false, inWindow, nil)
 	case "whoami":
 		r.measured(a, verb, "WHOAMI", "", false, inWindow, nil)
 	case "find":
@@ -1007,4 +1035,10 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return float64(int(a/b*100+0.5)) / 100
+}
+
+// helloBody is every bench agent's profile (the mix's hello repeats it,
+// which changes nothing, as a reconnecting agent's HELLO).
+func helloBody() string {
+	return fmt.Sprintf(`{"name":"bench agent","description":"pircan bench load agent","capabilities":[%q]}`, BenchCapability)
 }

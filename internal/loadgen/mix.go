@@ -9,6 +9,7 @@ import (
 
 // Verbs the mix may hold, and what one turn of each sends to PIRCAN:
 //
+//	hello     HELLO with the agent's profile again (what a reconnecting agent sends)
 //	whoami    WHOAMI
 //	find      FIND {"capability":"pircan-bench","limit":FindLimit} (timed to FIND-END)
 //	channels  CHANNELS (timed to CHANNELS-END)
@@ -17,7 +18,7 @@ import (
 //	          ACCEPTs in its own next turn (timed as "accept")
 //	send      SEND to one of its two agreed partners (made before the run)
 //	inbox     INBOX {"limit":5} (timed to INBOX-END)
-var Verbs = []string{"whoami", "find", "channels", "echo", "contact", "send", "inbox"}
+var Verbs = []string{"hello", "whoami", "find", "channels", "echo", "contact", "send", "inbox"}
 
 // DefaultMix is what `pircan bench` runs unless told otherwise.
 const DefaultMix = "whoami=4,find=2,contact=1,send=3,inbox=2"

@@ -160,6 +160,7 @@ type Result struct {
 	Disconnects   []Disconnect `json:"disconnects"`
 	NotifyLines   int          `json:"notify_lines"` // unsolicited NOTIFY lines the agents received
 	Uncorrelated  int          `json:"uncorrelated_lines"`
+	Knee          *KneeResult  `json:"knee,omitempty"`
 }
 
 // Verb returns the row of verb (nil if it was not measured).
