@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +36,16 @@ var unsupported = map[string]int{
 	"GetTaskPushNotificationConfig":    CodePushNotSupported,
 	"ListTaskPushNotificationConfigs":  CodePushNotSupported,
 	"DeleteTaskPushNotificationConfig": CodePushNotSupported,
+}
+
+// Methods are the JSON-RPC methods the face answers, and those it refuses
+// with their A2A error codes, by name (for the protocol reference).
+func Methods() (answered []string, refused map[string]int) {
+	for m := range methods {
+		answered = append(answered, m)
+	}
+	slices.Sort(answered)
+	return answered, maps.Clone(unsupported)
 }
 
 // unsupportedNames label the refusals of unsupported in metrics.

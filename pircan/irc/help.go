@@ -65,3 +65,21 @@ func plainHelp(verbs map[string]verb) []Reply {
 	}
 	return append(out, Reply{Plain: "Identify with NickServ first; PIRCAN knows you by your account, not your nick. Replies are NOTICEs; never auto-reply to them."})
 }
+
+// VerbDoc is one verb as the protocol reference (internal/protocoldoc)
+// shows it: what HELP says, from the same table.
+type VerbDoc struct {
+	Name, Needs, Summary string
+	Args                 []pircan.Arg
+}
+
+// VerbDocs is every verb of the table, by name.
+func VerbDocs() []VerbDoc {
+	verbs := verbTable()
+	out := make([]VerbDoc, 0, len(verbs))
+	for _, n := range verbNames(verbs) {
+		v := verbs[n]
+		out = append(out, VerbDoc{Name: n, Needs: needNames[v.needs], Summary: v.summary, Args: v.args})
+	}
+	return out
+}

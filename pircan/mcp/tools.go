@@ -17,6 +17,7 @@ type tool struct {
 	name        string
 	description string
 	input       map[string]any     // from the operation's argument struct
+	args        []pircan.Arg       // the same, for the protocol reference
 	output      *jsonschema.Schema // from the result struct
 	call        func(ctx context.Context, f *Face, c pircan.Caller, obj map[string]json.RawMessage) (any, error)
 }
@@ -26,7 +27,7 @@ type tool struct {
 func op[A, R, O any](name, description string, do func(*pircan.Service, context.Context, pircan.Caller, A) (R, error),
 	render func(R) O) tool {
 	var zero A
-	return tool{name: name, description: description, input: inputSchema(zero), output: outputSchema[O](),
+	return tool{name: name, description: description, input: inputSchema(zero), args: pircan.ArgsOf(zero), output: outputSchema[O](),
 		call: func(ctx context.Context, f *Face, c pircan.Caller, obj map[string]json.RawMessage) (any, error) {
 			var a A
 			if err := pircan.DecodeArgs(obj, &a, name); err != nil {
@@ -97,4 +98,20 @@ func noopTool() tool {
 
 func (t tool) sdkTool() *sdk.Tool {
 	return &sdk.Tool{Name: t.name, Description: t.description, InputSchema: t.input, OutputSchema: t.output}
+}
+
+// ToolDoc is one tool as the protocol reference (internal/protocoldoc)
+// shows it, from the tool table.
+type ToolDoc struct {
+	Name, Description string
+	Args              []pircan.Arg
+}
+
+// ToolDocs is every tool, in the table's order.
+func ToolDocs() []ToolDoc {
+	var out []ToolDoc
+	for _, t := range toolTable() {
+		out = append(out, ToolDoc{Name: t.name, Description: t.description, Args: t.args})
+	}
+	return out
 }
