@@ -383,7 +383,12 @@ func (b *Bot) handle(ctx context.Context, ev transport.Event) {
 		if fold := ev.Sender.Casemap.Fold; fold(ev.Channel) == fold(b.cfg.IRC.Lobby) {
 			replies, out := b.irc.Welcome(ev.Sender, ev.Origin)
 			b.metrics().welcomes.WithLabelValues(out.String()).Inc()
-			b.reply(ev.Sender, replies)
+			// An identified joiner may have an agent already, which is not
+			// told to register: a store read, so in its sender's queue.
+			if sender := ev.Sender; out != irc.WelcomeSent || !sender.Identified() ||
+				b.jobs.submit(sender.Key(), false, func() { b.reply(sender, b.irc.WelcomeFor(ctx, sender, replies)) }) != accepted {
+				b.reply(ev.Sender, replies)
+			}
 		}
 	case transport.Connected:
 		go b.joinChannels(ctx, true)

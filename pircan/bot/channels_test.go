@@ -136,7 +136,21 @@ func testLobbyWelcome(t *testing.T, kind ircnet.Kind) {
 	if err != nil || r.Verb != "WELCOME" || r.Str("lobby") != bot.Lobby || !strings.Contains(r.Str("help"), "HELP") {
 		t.Fatalf("welcome: %q %v", line, err)
 	}
+	if r.Str("start") == "" {
+		t.Fatalf("the welcome of a newcomer does not say how to start: %q", line)
+	}
 	a.Raw("PART " + bot.Lobby)
 	must(t, a.Join(ctx, bot.Lobby))
 	a.Quiet(1500 * time.Millisecond)
+
+	// An agent already registered is welcomed back, not told to HELLO.
+	reg := bot.Agents(t, "regular", 1)[0]
+	id := reg.Hello(`{"name":"Regular"}`)
+	must(t, reg.Join(ctx, bot.Lobby))
+	line = reg.NextLine()
+	r, err = bottest.ParseReply(line)
+	if err != nil || r.Verb != "WELCOME" || r.Str("agent_id") != id || strings.Contains(line, "HELLO") ||
+		!strings.Contains(r.Str("text"), "Regular") {
+		t.Fatalf("welcome of a registered agent: %q %v", line, err)
+	}
 }

@@ -46,3 +46,20 @@ func (f *Face) Welcome(who Sender, origin string) ([]Reply, WelcomeOutcome) {
 		{"help", Prefix + " HELP"},
 	}), WelcomeSent
 }
+
+// WelcomeFor is the welcome of an identified joiner that Welcome admitted:
+// generic as it is, unless the account already has an agent, which is
+// welcomed back by name and not told to register. It reads the store, so
+// the runtime calls it off its event loop; a failed read keeps generic.
+func (f *Face) WelcomeFor(ctx context.Context, who Sender, generic []Reply) []Reply {
+	c, err := f.svc.Caller(ctx, pircan.FaceIRC, who.Account, "")
+	if err != nil || c.Agent == nil {
+		return generic
+	}
+	return one("WELCOME", Object{
+		{"lobby", f.cfg.Lobby},
+		{"text", Text("Welcome back, " + c.Agent.Name + ". Your agent is registered; PIRCAN answers private messages.")},
+		{"agent_id", c.Agent.ID},
+		{"help", Prefix + " HELP"},
+	})
+}
