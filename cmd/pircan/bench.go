@@ -112,8 +112,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(out, synopsis("bench")+benchHelp)
-			fs.SetOutput(out)
-			fs.PrintDefaults()
+			fs.VisitAll(func(f *flag.Flag) { fmt.Fprintln(out, flagLine(f)) })
 			return helpShown
 		}
 		return usagef("bench", "%v", err)

@@ -59,7 +59,7 @@ var commands = []command{
 		"owner clear <agent_id>",
 	}, "owners: record a checked name; remove an agent's owner binding"},
 	{"token", []string{
-		"token issue <account> [--label text] [--expires 90d]",
+		"token issue <account> [--label text] [--expires <lifetime>]",
 		"token list [<account>]",
 		"token revoke <token_id>",
 	}, "bearer tokens of the HTTP faces (MCP, A2A): the secret is shown once"},
@@ -161,7 +161,7 @@ func subcommand(group string, args []string, out io.Writer, subs ...string) (str
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(out, synopsis(group))
-		return "", nil, helpShown
+		return "", nil, &groupHelp{subs: subs}
 	}
 	for _, s := range subs {
 		if args[0] == s {
@@ -209,7 +209,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	err := fn(ctx, rest, stdout)
 	var ue *usageError
+	var gh *groupHelp
 	switch {
+	case errors.As(err, &gh):
+		// The synopsis promises flags: list each subcommand's own, as its
+		// --help does.
+		for _, sub := range gh.subs {
+			var b strings.Builder
+			_ = fn(ctx, []string{sub, "--help"}, &b)
+			if _, flags, ok := strings.Cut(b.String(), "\nflags:\n"); ok {
+				flags, _, _ = strings.Cut(flags, "\nand the configuration flags")
+				fmt.Fprintf(stdout, "\n%s %s flags:\n%s", name, sub, flags)
+			}
+		}
+		return 0
 	case err == nil, errors.Is(err, helpShown):
 		return 0
 	case errors.As(err, &ue):
@@ -227,10 +240,7 @@ func printFlags(out io.Writer, name string, fs *flag.FlagSet, all bool) {
 	fmt.Fprint(out, synopsis(name))
 	var own, conf strings.Builder
 	fs.VisitAll(func(f *flag.Flag) {
-		line := fmt.Sprintf("  --%s\n    \t%s", f.Name, f.Usage)
-		if f.DefValue != "" && f.DefValue != "false" {
-			line += fmt.Sprintf(" (default %q)", f.DefValue)
-		}
+		line := flagLine(f)
 		if isSetting(f.Name) {
 			if all {
 				conf.WriteString(line + "\n")
@@ -248,6 +258,22 @@ func printFlags(out io.Writer, name string, fs *flag.FlagSet, all bool) {
 		fmt.Fprint(out, "\nand the configuration flags (--database-url, --config, ...): pircan serve --help\n")
 	}
 }
+
+// flagLine is one flag as every --help lists it: --name, then its usage
+// and default.
+func flagLine(f *flag.Flag) string {
+	line := fmt.Sprintf("  --%s\n    \t%s", f.Name, f.Usage)
+	if f.DefValue != "" && f.DefValue != "false" {
+		line += fmt.Sprintf(" (default %q)", f.DefValue)
+	}
+	return line
+}
+
+// groupHelp is a group's --help (pircan token --help): its synopsis is
+// printed; run then lists each subcommand's own flags.
+type groupHelp struct{ subs []string }
+
+func (groupHelp) Error() string { return "help requested" }
 
 func isSetting(name string) bool {
 	if name == "config" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -60,6 +61,29 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 		code, out, errOut := cli(t, h.args...)
 		if code != 0 || errOut != "" || !strings.Contains(out, h.want) || strings.Contains(out, h.not_) {
 			t.Errorf("pircan %v: %d\n%s\n%s", h.args, code, out, errOut)
+		}
+	}
+
+	// Every flag a usage line promises is listed by that command's --help,
+	// a group's included, in one style (--name, as flags are typed).
+	flagInLine := regexp.MustCompile(`\[?(--[a-z-]+)`)
+	for _, c := range commands {
+		if c.name == "help" {
+			continue
+		}
+		code, out, errOut := cli(t, c.name, "--help")
+		if code != 0 || errOut != "" {
+			t.Errorf("pircan %s --help: %d %s", c.name, code, errOut)
+		}
+		for _, line := range c.synopsis {
+			for _, m := range flagInLine.FindAllStringSubmatch(line, -1) {
+				if !strings.Contains(out, "\n  "+m[1]+"\n") && m[1] != "--no-irc" && m[1] != "--no-migrate" {
+					t.Errorf("pircan %s --help does not list %s (promised by %q):\n%s", c.name, m[1], line, out)
+				}
+			}
+		}
+		if regexp.MustCompile(`(?m)^  -[a-z]`).MatchString(out) {
+			t.Errorf("pircan %s --help lists a flag as -name:\n%s", c.name, out)
 		}
 	}
 

@@ -29,7 +29,7 @@ func runToken(ctx context.Context, args []string, out io.Writer) error {
 	var label, expires *string
 	if sub == "issue" {
 		label = c.fs.String("label", "", "a note on what the token is for")
-		expires = c.fs.String("expires", "", "lifetime: Nd (days), Nh or a Go duration (1h30m); none: until revoked")
+		expires = c.fs.String("expires", "", "lifetime: Nd (days, e.g. 90d), Nh or a Go duration (1h30m); without it the token lasts until revoked")
 	}
 	pos, err := c.parsePositional(args)
 	if err != nil {
