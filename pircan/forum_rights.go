@@ -239,3 +239,7 @@ func (s *Service) SetForumRights(ctx context.Context, c Caller, a RightsArgs) ([
 }
 
 var errHumanOnly = Errorf(CodeUserSessionRequired, "Only a human does this: an owner in the portal, an operator on the CLI.")
+
+// ForumDefaultRights are the rights of an account with an agent and no
+// rights set by an operator (PIRCAN_PARLEY_DEFAULT_RIGHTS).
+func (s *Service) ForumDefaultRights() []string { return normalRights(s.cfg.ForumDefaultRights) }

@@ -62,6 +62,21 @@ func (s *Store) SchemaCurrent(ctx context.Context) (bool, error) {
 	return have == want, nil
 }
 
+// SchemaVersion is the database's schema version (the last migration
+// applied) and whether it is this binary's newest.
+func (s *Store) SchemaVersion(ctx context.Context) (version int64, current bool, err error) {
+	p, closeDB, err := s.newProvider()
+	if err != nil {
+		return 0, false, err
+	}
+	defer closeDB()
+	if version, err = p.GetDBVersion(ctx); err != nil {
+		return 0, false, err
+	}
+	sources := p.ListSources()
+	return version, version == sources[len(sources)-1].Version, nil
+}
+
 // ErrSchemaNotCurrent: the database lacks migrations this binary has (it
 // was never migrated, or by an older pircan). The words are what an
 // operator sees from every command that refuses such a database.

@@ -18,6 +18,7 @@ import (
 	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan/a2a"
 	"github.com/creatimus/pircan/pircan/mcp"
+	"github.com/creatimus/pircan/pircan/parley"
 	"github.com/creatimus/pircan/pircan/portal"
 )
 
@@ -39,6 +40,8 @@ const readyTimeout = 2 * time.Second
 //	POST /mcp     the MCP face (pircan/mcp; bearer tokens)
 //	GET /api/v1/manifest  the public manifest (pircan/mcp)
 //	/a2a/         the A2A face (pircan/a2a): public Agent Cards, JSON-RPC
+//	/parley/      the Parley v1 forum (pircan/parley): MCP, REST, manifest,
+//	              health, llms.txt, parley.html
 //	GET /.well-known/oauth-protected-resource[/mcp]  RFC 9728 metadata of
 //	              the bearer faces (internal/tokenauth)
 //
@@ -152,6 +155,7 @@ func (b *Bot) httpHandler(withMetrics bool) http.Handler {
 	mux.Handle("GET "+tokenauth.MetadataPath+mcp.Path, face.MetadataHandler(mcp.Path))
 	mux.Handle("GET "+tokenauth.MetadataPath, face.MetadataHandler(""))
 	mux.Handle(a2a.Path, b.a2aFace().Handler())
+	mux.Handle(parley.Root+"/", b.parleyFace().Handler())
 	if withMetrics {
 		mux.Handle("GET /metrics", b.metricsHandler())
 	}
@@ -162,10 +166,34 @@ func (b *Bot) httpHandler(withMetrics bool) http.Handler {
 // registry, which takes each only once.
 func (b *Bot) mcpFace() *mcp.Face {
 	b.ops.mcpOnce.Do(func() {
-		b.ops.mcp = mcp.New(b.svc, mcp.Config{Registerer: b.metrics().reg},
+		b.ops.mcp = mcp.New(b.svc, mcp.Config{Registerer: b.metrics().reg, ParleyPath: parley.Root},
 			b.log.With().Str("component", "mcp").Logger())
 	})
 	return b.ops.mcp
+}
+
+// parleyFace is the bot's Parley forum face, made once (its metrics go
+// into the bot's registry once).
+func (b *Bot) parleyFace() *parley.Face {
+	b.ops.parleyOnce.Do(func() {
+		b.ops.parley = parley.New(b.svc, parley.Config{Registerer: b.metrics().reg, Health: b.parleyHealth},
+			b.log.With().Str("component", "parley").Logger())
+	})
+	return b.ops.parley
+}
+
+// parleyHealth is the forum's health: the database answers, its schema
+// version and whether it is current.
+func (b *Bot) parleyHealth(ctx context.Context) parley.Health {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	var h parley.Health
+	if b.store.Ping(ctx) != nil {
+		return h
+	}
+	h.Database = true
+	h.SchemaVersion, h.SchemaCurrent, _ = b.store.SchemaVersion(ctx)
+	return h
 }
 
 // a2aFace is the bot's A2A face, made once (its metrics, like the MCP

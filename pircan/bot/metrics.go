@@ -13,6 +13,7 @@ import (
 	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
 	"github.com/creatimus/pircan/pircan/mcp"
+	"github.com/creatimus/pircan/pircan/parley"
 )
 
 // notifyBacklogCap bounds the scrape-time count of waiting notifications:
@@ -35,6 +36,8 @@ type opsState struct {
 	mcp         *mcp.Face // the MCP face (http.go)
 	a2aOnce     sync.Once
 	a2a         *a2a.Face // the A2A face (http.go)
+	parleyOnce  sync.Once
+	parley      *parley.Face // the Parley forum face (http.go)
 }
 
 type metrics struct {

@@ -47,6 +47,9 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// PortalPath is the owner portal's path, for the manifest ("": /owner).
 	PortalPath string
+	// ParleyPath is the Parley forum's base URL path, for the manifest
+	// ("": /parley, where pircan/parley answers).
+	ParleyPath string
 	// BaseURL is the public origin (https://pircan.example) the
 	// protected-resource metadata names; "": the request's, by its Host and
 	// X-Forwarded-Proto (internal/tokenauth.Origin).
@@ -74,6 +77,9 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 	}
 	if cfg.PortalPath == "" {
 		cfg.PortalPath = "/owner"
+	}
+	if cfg.ParleyPath == "" {
+		cfg.ParleyPath = "/parley"
 	}
 	f := &Face{core: core, cfg: cfg, log: log, tools: toolTable(), metrics: callmetrics.New(cfg.Registerer, "mcp", "tool",
 		`MCP tool calls by tool and result code ("ok", or the spec's error code of the refusal); resources/list and resources/read count under their method's name.`,

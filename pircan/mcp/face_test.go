@@ -339,7 +339,7 @@ func TestManifestAgrees(t *testing.T) {
 		t.Fatalf("limits %v: want the configured ones", viaHTTP.Limits)
 	}
 	if viaHTTP.Protocol != pircan.ProtocolVersion || viaHTTP.Endpoints != (mcp.Endpoints{MCP: "/mcp", Manifest: "/api/v1/manifest", Portal: "/owner",
-		A2A: "/a2a/<agent_id>", A2ACard: "/a2a/<agent_id>/.well-known/agent-card.json"}) || viaHTTP.Limits["tasks_per_hour"] != l.TasksHour {
+		A2A: "/a2a/<agent_id>", A2ACard: "/a2a/<agent_id>/.well-known/agent-card.json", Parley: "/parley"}) || viaHTTP.Limits["tasks_per_hour"] != l.TasksHour {
 		t.Fatalf("manifest: %s", b)
 	}
 	var names []string

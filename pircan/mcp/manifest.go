@@ -37,6 +37,9 @@ type Endpoints struct {
 	// A2ACard its public Agent Card; <agent_id> is the agent's id.
 	A2A     string `json:"a2a"`
 	A2ACard string `json:"a2a_card"`
+	// Parley is the Parley v1 forum's base URL (its manifest at
+	// <parley>/api/v1/manifest).
+	Parley string `json:"parley"`
 }
 
 // Manifest is the manifest now.
@@ -44,7 +47,8 @@ func (f *Face) Manifest() Manifest {
 	m := f.core.Manifest()
 	out := Manifest{Protocol: m.Protocol, Limits: m.Limits, Scopes: m.Scopes, Policies: m.Policies,
 		Endpoints: Endpoints{MCP: Path, Manifest: ManifestPath, Portal: f.cfg.PortalPath,
-			A2A: "/a2a/<agent_id>", A2ACard: "/a2a/<agent_id>/.well-known/agent-card.json"}}
+			A2A: "/a2a/<agent_id>", A2ACard: "/a2a/<agent_id>/.well-known/agent-card.json",
+			Parley: f.cfg.ParleyPath}}
 	for _, t := range f.tools {
 		out.Tools = append(out.Tools, ToolInfo{Name: t.name, Description: t.description})
 	}

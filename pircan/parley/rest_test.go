@@ -1,0 +1,176 @@
+package parley_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/creatimus/pircan/internal/mcpclient"
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/parley"
+)
+
+// The REST mirror and call_api_operation answer the same JSON as the
+// tool, refusals included; the public documents come from the same table.
+
+func TestThreeDoorsSameJSON(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, pircan.DefaultLimits)
+	a := e.line(t, "doors", nil)
+	opened, err := e.svc.OpenThread(t.Context(), a.Caller, pircan.OpenThreadArgs{ID: keyp("lobby"),
+		EnvelopeArgs: pircan.EnvelopeArgs{Kind: strp("ask"), Body: strp("Same everywhere?")}})
+	must(t, err)
+	th := pircan.ThreadKey(opened.Thread.ID)
+
+	cases := []struct {
+		key    string
+		params args
+		method string
+		path   string
+		body   string
+		status int
+	}{
+		{"get_threads_id", args{"id": th}, "GET", "/threads/" + th, "", 200},
+		{"get_threads_id", args{"id": "th_999999999"}, "GET", "/threads/th_999999999", "", 404},
+		{"get_boards_id_threads", args{"id": "lobby", "limit": 2}, "GET", "/boards/lobby/threads?limit=2", "", 200},
+		{"get_threads", args{"author": "pircan:" + a.Account, "awaiting": true}, "GET", "/threads?author=pircan:" + a.Account + "&awaiting=true", "", 200},
+		{"post_inbox_ack", args{"cursor": "0"}, "POST", "/inbox/ack", `{"cursor":"0"}`, 200},
+		{"post_threads_id_messages", args{"id": th, "kind": "shout", "body": "x"}, "POST", "/threads/" + th + "/messages", `{"kind":"shout","body":"x"}`, 400},
+	}
+	var steps []mcpclient.Step
+	for _, c := range cases {
+		steps = append(steps, call(c.key, c.params), call("call_api_operation", args{"key": c.key, "params": c.params}))
+	}
+	out := run(t, e, a.Token, steps...)
+	for i, c := range cases {
+		var tool, viaCatalog, rest any
+		if json.Unmarshal([]byte(out[2*i].Text()), &tool) != nil || json.Unmarshal([]byte(out[2*i+1].Text()), &viaCatalog) != nil {
+			t.Fatalf("%s: not JSON: %s / %s", c.key, out[2*i].Line, out[2*i+1].Line)
+		}
+		if out[2*i].IsError() != (c.status != 200) || out[2*i+1].IsError() != (c.status != 200) {
+			t.Errorf("%s: isError %v/%v, want %v", c.key, out[2*i].IsError(), out[2*i+1].IsError(), c.status != 200)
+		}
+		req, err := http.NewRequestWithContext(t.Context(), c.method, e.url(parley.APIPath+c.path), strings.NewReader(c.body))
+		must(t, err)
+		req.Header.Set("Authorization", "Bearer "+a.Token)
+		status, body := do(t, req)
+		rest = any(body)
+		if status != c.status || !reflect.DeepEqual(tool, viaCatalog) || !reflect.DeepEqual(tool, rest) {
+			t.Errorf("%s %s: REST %d\n tool %v\n call_api_operation %v\n REST %v", c.method, c.path, status, tool, viaCatalog, rest)
+		}
+	}
+}
+
+func TestRESTRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, pircan.DefaultLimits)
+	a := e.line(t, "rest", nil)
+	for _, c := range []struct {
+		name, method, path, body, token string
+		status                          int
+		reason, field                   string
+	}{
+		{"no token", "GET", "/boards", "", "", 401, "unauthenticated", ""},
+		{"bad token", "GET", "/boards", "", "pircan_nope", 401, "unauthenticated", ""},
+		{"bad JSON", "POST", "/boards", "{", a.Token, 400, "invalid_json", ""},
+		{"not an object", "POST", "/boards", "[1]", a.Token, 400, "invalid_json", ""},
+		{"too large", "POST", "/boards", `{"name":"` + strings.Repeat("x", 70<<10) + `"}`, a.Token, 413, "payload_too_large", ""},
+		{"no such path", "GET", "/nothing", "", a.Token, 404, "unknown_endpoint", ""},
+		{"a query of the wrong type", "GET", "/boards?limit=many", "", a.Token, 400, "invalid_body", "limit"},
+		{"an unknown query parameter", "GET", "/boards?colour=red", "", a.Token, 400, "invalid_body", "colour"},
+		{"limit out of range", "GET", "/boards?limit=1000", "", a.Token, 400, "invalid_body", "limit"},
+		{"no board", "GET", "/boards/99999999", "", a.Token, 404, "board_not_found", ""},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), c.method, e.url(parley.APIPath+c.path), strings.NewReader(c.body))
+		must(t, err)
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err)
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var r refusal
+		if resp.StatusCode != c.status || json.Unmarshal(raw, &r) != nil || r.Reason != c.reason || r.Error == "" ||
+			(c.field != "" && r.Details["field"] != c.field) {
+			t.Errorf("%s: %d %s", c.name, resp.StatusCode, raw)
+		}
+		if c.status == 401 && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: no WWW-Authenticate", c.name)
+		}
+	}
+}
+
+func TestPublicDocuments(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, pircan.DefaultLimits)
+	a := e.line(t, "docs", nil)
+	status, m := get(t, e.url(parley.ManifestPath), "")
+	if status != 200 || m["parley"] != "1" || m["realm"] != "pircan" || m["you"] != nil ||
+		sub(m, "limits")["body_chars"] != float64(500) || sub(m, "limits")["requests_per_minute"] != float64(600) ||
+		sub(sub(m, "profiles"), "dialectic")["offered"] != false {
+		t.Fatalf("manifest: %d %v", status, m)
+	}
+	var keys []string
+	for _, o := range m["operations"].([]any) {
+		keys = append(keys, o.(map[string]any)["key"].(string))
+	}
+	for _, k := range []string{"get_manifest", "get_boards", "get_boards_id", "get_boards_id_threads", "post_boards",
+		"post_boards_id_threads", "get_threads", "get_threads_id", "post_threads_id_messages", "get_threads_id_events",
+		"post_threads_id_close", "post_threads_id_reopen", "post_threads_id_state", "post_threads_id_pin", "get_inbox",
+		"post_inbox_ack", "list_api_operations", "get_api_operation", "call_api_operation"} {
+		if !contains(keys, k) {
+			t.Errorf("manifest lacks %s", k)
+		}
+	}
+	for _, k := range keys { // the next issue's tools are not offered yet
+		if strings.Contains(k, "claim") || strings.Contains(k, "token_request") || strings.Contains(k, "feature") {
+			t.Errorf("manifest offers %s", k)
+		}
+	}
+	if status, m := get(t, e.url(parley.ManifestPath), a.Token); status != 200 || sub(m, "you")["identity"] != "pircan:"+a.Account {
+		t.Fatalf("manifest with a token: %d %v", status, m["you"])
+	}
+	if status, m := get(t, e.url(parley.ManifestPath), "pircan_nope"); status != 401 || m["reason"] != "unauthenticated" {
+		t.Fatalf("manifest with a bad token: %d %v", status, m)
+	}
+	status, h := get(t, e.url(parley.HealthPath), "")
+	if status != 200 || h["database"] != true || h["schema_current"] != true || h["schema_version"].(float64) < 30 || h["version"] != "1" {
+		t.Fatalf("health: %d %v", status, h)
+	}
+	for _, path := range []string{parley.LLMsPath, parley.HTMLPath} {
+		resp, err := http.Get(e.url(path))
+		must(t, err)
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		text := string(raw)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		for _, k := range keys {
+			if !strings.Contains(text, k) {
+				t.Errorf("%s lacks %s", path, k)
+			}
+		}
+		for _, r := range pircan.ForumReasons {
+			if !strings.Contains(text, string(r.Reason)) {
+				t.Errorf("%s lacks the reason %s", path, r.Reason)
+			}
+		}
+		if !strings.Contains(text, "500") || !strings.Contains(text, "handover") {
+			t.Errorf("%s lacks the limits or kinds", path)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
