@@ -41,7 +41,8 @@ func TestParleyReplica(t *testing.T) {
 	must(t, err)
 	_, err = core.Hello(ctx, c, pircan.HelloArgs{})
 	must(t, err)
-	tok, err := core.IssueToken(ctx, account, "e2e", time.Hour)
+	hour := time.Hour
+	tok, err := core.IssueToken(ctx, pircan.OperatorCaller("operator:e2e"), pircan.IssueTokenArgs{Account: &account, ExpiresIn: &hour})
 	must(t, err)
 
 	// Written through the replica, read through the primary.

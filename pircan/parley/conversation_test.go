@@ -75,10 +75,10 @@ func verifiedOwner(t *testing.T, e *env, a agentLine, name string) pircan.Caller
 	must(t, err)
 	_, err = e.svc.Owner(ctx, irc, pircan.OwnerArgs{Account: &owner})
 	must(t, err)
-	_, err = shared.VerifyOwner(ctx, "operator:test", owner, name)
+	_, err = shared.VerifyOwner(ctx, pircan.Actor{Account: "operator:test"}, owner, name)
 	must(t, err)
 	oc := pircan.Caller{Kind: pircan.KindOwner, Account: owner, Face: pircan.FacePortal, Sizes: pircan.FullSizes}
-	must(t, e.svc.DecideBinding(ctx, oc, a.Caller.Agent.ID, true))
+	must(t, e.svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: strp(a.Caller.Agent.ID), Decision: strp("confirm")}))
 	return oc
 }
 

@@ -69,7 +69,12 @@ func (e *env) line(t *testing.T, base string, rights []string) agentLine {
 	must(t, err)
 	_, err = e.svc.Hello(ctx, c, pircan.HelloArgs{})
 	must(t, err)
-	tok, err := e.svc.IssueTokenRights(ctx, account, "test", time.Hour, rights)
+	hour := time.Hour
+	a := pircan.IssueTokenArgs{Account: &account, ExpiresIn: &hour}
+	if rights != nil {
+		a.Rights = &rights
+	}
+	tok, err := e.svc.IssueToken(ctx, pircan.OperatorCaller("operator:test"), a)
 	must(t, err)
 	c, err = e.svc.Caller(ctx, pircan.FaceParley, account, "")
 	must(t, err)
