@@ -115,6 +115,15 @@ func (s *Service) Caller(ctx context.Context, face Face, account, nick string) (
 	return c, nil
 }
 
+// RequireAgent refuses a caller with no registered agent (not_identified,
+// not_registered), for a face whose every call needs one (A2A).
+func (c Caller) RequireAgent() error {
+	if _, err := c.agent(); err != nil {
+		return err
+	}
+	return nil
+}
+
 // identified is the check of operations that need an account.
 func (c Caller) identified() *Error {
 	if c.Account == "" {
@@ -161,5 +170,5 @@ func (c Caller) actor() Actor {
 
 var (
 	errNotIdentified = Errorf(CodeNotIdentified, "No NickServ account on your messages; identify with NickServ first.")
-	errNotRegistered = Errorf(CodeNotRegistered, "Send PIRCAN/1 HELLO first.")
+	errNotRegistered = Errorf(CodeNotRegistered, "This account has no agent yet.").Then(NextRegister)
 )

@@ -178,7 +178,7 @@ func (s *Service) Join(ctx context.Context, c Caller, a JoinArgs) (Channel, erro
 	ch, serr := s.store.JoinChannel(ctx, agent.ID, *a.Channel)
 	if errors.Is(serr, ErrNotFound) {
 		// The same words whether the channel is missing or private to others.
-		return Channel{}, FieldError(CodeUnknownChannel, "channel", "No channel %s that you can join. Send PIRCAN/1 CHANNELS.", *a.Channel)
+		return Channel{}, FieldError(CodeUnknownChannel, "channel", "No channel %s that you can join.", *a.Channel).Then(NextChannels)
 	}
 	if serr != nil {
 		return Channel{}, serr

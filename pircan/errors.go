@@ -41,6 +41,39 @@ type Error struct {
 	Ref  string // internal_error: the reference logged beside the cause (AsError)
 	// RetryAfter: a rate_limited refusal's wait until the window passes.
 	RetryAfter time.Duration
+	// Next: what the caller can do about it, which each face says in its
+	// own words after Message (IRC a verb, MCP a tool); Message names no face.
+	Next Next
+}
+
+// Next names a caller's next step after a refusal, in no face's words.
+type Next string
+
+// The next steps refusals point to.
+const (
+	NextRegister   Next = "register"   // register the account's agent
+	NextFind       Next = "find"       // search the directory
+	NextChannels   Next = "channels"   // list the channels
+	NextContacts   Next = "contacts"   // list the contact requests
+	NextAgreements Next = "agreements" // list the agreements
+	NextContact    Next = "contact"    // ask for an agreement
+	NextResources  Next = "resources"  // list the resources
+	NextTasks      Next = "tasks"      // list the tasks
+)
+
+// Say is the refusal's message with its next step in a face's words
+// (hints: Next to a sentence); a step the face has no words for is left out.
+func (e *Error) Say(hints map[Next]string) string {
+	if h := hints[e.Next]; h != "" {
+		return e.Message + " " + h
+	}
+	return e.Message
+}
+
+// Then sets the refusal's next step and returns it.
+func (e *Error) Then(n Next) *Error {
+	e.Next = n
+	return e
 }
 
 // RetryAfterSeconds is a refusal's wait in whole seconds as every face

@@ -75,11 +75,11 @@ func (s *Service) Contact(ctx context.Context, c Caller, a ContactArgs) (Contact
 	if serr != nil {
 		return ContactResult{}, ruleErrors(serr, map[error]*Error{
 			ErrSelfContact:      errSelfContact,
-			ErrUnknownAgent:     FieldError(CodeUnknownAgent, "to", "No agent %s. Find agents with PIRCAN/1 FIND.", *a.To),
-			ErrDuplicateRequest: Errorf(CodeDuplicateRequest, "You already have a pending request to this agent; wait, or CANCEL it."),
-			ErrAlreadyAgreed:    Errorf(CodeAlreadyAgreed, "An active agreement already grants these scopes; see AGREEMENTS."),
+			ErrUnknownAgent:     FieldError(CodeUnknownAgent, "to", "No agent %s.", *a.To).Then(NextFind),
+			ErrDuplicateRequest: Errorf(CodeDuplicateRequest, "You already have a pending request to this agent; wait, or cancel it."),
+			ErrAlreadyAgreed:    Errorf(CodeAlreadyAgreed, "An active agreement already grants these scopes.").Then(NextAgreements),
 			ErrCooldown:         Errorf(CodeCooldown, "This agent declined you within the last 24 hours; ask again later."),
-			ErrTooManyPending:   Errorf(CodeTooManyPending, "You have %d pending requests; wait for answers or CANCEL some.", l.PendingMax),
+			ErrTooManyPending:   Errorf(CodeTooManyPending, "You have %d pending requests; wait for answers or cancel some.", l.PendingMax),
 			ErrRateLimited:      Errorf(CodeRateLimited, "At most %d contact requests per hour.", l.ContactsHour),
 		})
 	}
@@ -153,7 +153,7 @@ type RequestArgs struct {
 
 // decisionErrors are the words of a decision, by the agent or its owner.
 var decisionErrors = map[error]*Error{
-	ErrNotFound:      Errorf(CodeNotFound, "No such request for you. See PIRCAN/1 CONTACTS."),
+	ErrNotFound:      Errorf(CodeNotFound, "No such request for you.").Then(NextContacts),
 	ErrNotPending:    Errorf(CodeNotPending, "That request was already decided, cancelled, or has expired."),
 	ErrNotAuthorized: Errorf(CodeNotAuthorized, "Your policy is owner-decides: your owner decides this request in the owner portal."),
 	ErrInvalidGrant:  errInvalidGrant,
@@ -258,7 +258,7 @@ type RevokeArgs struct {
 }
 
 var revokeErrors = map[error]*Error{
-	ErrNotFound:  Errorf(CodeNotFound, "No such agreement of yours. See PIRCAN/1 AGREEMENTS."),
+	ErrNotFound:  Errorf(CodeNotFound, "No such agreement of yours.").Then(NextAgreements),
 	ErrNotActive: Errorf(CodeNotActive, "That agreement has already ended."),
 }
 

@@ -52,7 +52,7 @@ func (s *Service) Report(ctx context.Context, c Caller, a ReportArgs) (string, e
 	if serr != nil {
 		return "", ruleErrors(serr, map[error]*Error{
 			ErrSelfReport:      errSelfReport,
-			ErrUnknownAgent:    FieldError(CodeUnknownAgent, "agent_id", "No agent %s. Find agents with PIRCAN/1 FIND.", *a.AgentID),
+			ErrUnknownAgent:    FieldError(CodeUnknownAgent, "agent_id", "No agent %s.", *a.AgentID).Then(NextFind),
 			ErrDuplicateReport: Errorf(CodeDuplicateReport, "You already have an open report on this agent; the operators will look at it."),
 			ErrRateLimited:     Errorf(CodeRateLimited, "At most %d reports per hour.", l.ReportsHour),
 			ErrNotFound:        FieldError(CodeNotFound, "resource_id", "No such resource of that agent."),

@@ -216,12 +216,12 @@ func (s *Service) ReadResource(ctx context.Context, c Caller, a ResourceArgs) (R
 		return Resource{}, serr
 	}
 	if !r.Readable && c.Kind != KindOperator {
-		return Resource{}, Errorf(CodeNotAuthorized, "This resource is for agents holding an agreement with resource:read from its publisher; ask with CONTACT.")
+		return Resource{}, Errorf(CodeNotAuthorized, "This resource is for agents holding an agreement with resource:read from its publisher.").Then(NextContact)
 	}
 	return r, nil
 }
 
-var errNoResource = FieldError(CodeNotFound, "resource_id", "No such resource. See RESOURCES.")
+var errNoResource = FieldError(CodeNotFound, "resource_id", "No such resource.").Then(NextResources)
 
 // DeleteResource deletes one of the caller's resources.
 func (s *Service) DeleteResource(ctx context.Context, c Caller, a ResourceArgs) (string, error) {

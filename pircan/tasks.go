@@ -103,7 +103,7 @@ type TaskArgs struct {
 	TaskID *string `json:"task_id" check:"required,id"`
 }
 
-var errNoTask = FieldError(CodeNotFound, "task_id", "No such task of yours. See TASKS.")
+var errNoTask = FieldError(CodeNotFound, "task_id", "No such task of yours.").Then(NextTasks)
 
 // SendTask files a task for another agent.
 func (s *Service) SendTask(ctx context.Context, c Caller, a SendTaskArgs) (Task, error) {
@@ -125,9 +125,9 @@ func (s *Service) SendTask(ctx context.Context, c Caller, a SendTaskArgs) (Task,
 	task, serr := s.store.AddTask(ctx, c.actor(), t, l)
 	if serr != nil {
 		return Task{}, ruleErrors(serr, map[error]*Error{
-			ErrUnknownAgent:  FieldError(CodeUnknownAgent, "to", "No agent %s. Find agents with PIRCAN/1 FIND.", t.To),
+			ErrUnknownAgent:  FieldError(CodeUnknownAgent, "to", "No agent %s.", t.To).Then(NextFind),
 			ErrSelfContact:   Errorf(CodeSelfContact, "You cannot send a task to yourself."),
-			ErrNotAuthorized: Errorf(CodeNotAuthorized, "No active agreement grants you %s from this agent; ask with CONTACT.", scopeTaskPrefix+orAny(t.Skill)),
+			ErrNotAuthorized: Errorf(CodeNotAuthorized, "No active agreement grants you %s from this agent.", scopeTaskPrefix+orAny(t.Skill)).Then(NextContact),
 			ErrInvalidGrant:  FieldError(CodeInvalidArgument, "skill", "Name the skill: your agreements with this agent grant several task scopes."),
 			ErrRateLimited:   Errorf(CodeRateLimited, "At most %d tasks per hour.", l.TasksHour),
 		})

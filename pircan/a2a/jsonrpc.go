@@ -92,18 +92,25 @@ var codes = map[pircan.Code]int{
 // reason is the spec §2 code and whose metadata holds code, field,
 // retry_after (seconds) and ref as strings; a BadRequest for a field; a
 // RetryInfo for rate_limited.
+// hints are a refusal's next step as an A2A client can take it: A2A has
+// no verb to register an agent, so it names the faces that do.
+var hints = map[pircan.Next]string{
+	pircan.NextRegister: "Register it first (PIRCAN/1 HELLO on IRC, or the MCP register tool).",
+}
+
 func refusalOf(e *pircan.Error) *rpcError {
+	msg := e.Say(hints)
 	code, ok := codes[e.Code]
 	if !ok {
 		code = CodeRefused
 	}
 	meta := map[string]string{"code": string(e.Code)}
 	info := detail{"@type": typeErrorInfo, "reason": strings.ToUpper(string(e.Code)), "domain": errorDomain, "metadata": meta}
-	out := &rpcError{Code: code, Message: e.Message, Data: []detail{info}, name: string(e.Code)}
+	out := &rpcError{Code: code, Message: msg, Data: []detail{info}, name: string(e.Code)}
 	if e.Field != "" {
 		meta["field"] = e.Field
 		out.Data = append(out.Data, detail{"@type": "type.googleapis.com/google.rpc.BadRequest",
-			"fieldViolations": []map[string]string{{"field": e.Field, "description": e.Message}}})
+			"fieldViolations": []map[string]string{{"field": e.Field, "description": msg}}})
 	}
 	if secs := e.RetryAfterSeconds(); secs > 0 {
 		meta["retry_after"] = strconv.Itoa(secs)

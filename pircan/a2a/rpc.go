@@ -190,8 +190,8 @@ func (f *Face) run(ctx context.Context, account, agentID string, params json.Raw
 	if err != nil {
 		return nil, err
 	}
-	if c.Agent == nil {
-		return nil, pircan.Errorf(pircan.CodeNotRegistered, "Your account has no agent: register it first (PIRCAN/1 HELLO on IRC, or the MCP register tool).")
+	if err := c.RequireAgent(); err != nil {
+		return nil, err
 	}
 	if len(params) == 0 || pircan.IsNull(params) {
 		params = json.RawMessage("{}")

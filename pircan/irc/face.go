@@ -189,12 +189,24 @@ func finish(id *string, replies []Reply) []Reply {
 	return replies
 }
 
+// hints are a refusal's next step as IRC says it: the verb to send.
+var hints = map[pircan.Next]string{
+	pircan.NextRegister:   "Send PIRCAN/1 HELLO first.",
+	pircan.NextFind:       "Find agents with PIRCAN/1 FIND.",
+	pircan.NextChannels:   "Send PIRCAN/1 CHANNELS.",
+	pircan.NextContacts:   "See PIRCAN/1 CONTACTS.",
+	pircan.NextAgreements: "See PIRCAN/1 AGREEMENTS.",
+	pircan.NextContact:    "Ask with PIRCAN/1 CONTACT.",
+	pircan.NextResources:  "See PIRCAN/1 RESOURCES.",
+	pircan.NextTasks:      "See PIRCAN/1 TASKS.",
+}
+
 func errorReply(verbName string, e *pircan.Error) Reply {
 	f := Object{{"verb", Text(verbName)}, {"code", string(e.Code)}}
 	if e.Field != "" {
 		f = append(f, Field{"field", Text(e.Field)})
 	}
-	f = append(f, Field{"message", Text(e.Message)})
+	f = append(f, Field{"message", Text(e.Say(hints))})
 	if secs := e.RetryAfterSeconds(); secs > 0 {
 		f = append(f, Field{"retry_after", secs})
 	}

@@ -282,8 +282,20 @@ func refusal(e *pircan.Error) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
 }
 
+// hints are a refusal's next step as MCP says it: the tool to call.
+var hints = map[pircan.Next]string{
+	pircan.NextRegister:   "Call register first.",
+	pircan.NextFind:       "Find agents with find_agents.",
+	pircan.NextChannels:   "See list_channels.",
+	pircan.NextContacts:   "See list_contacts.",
+	pircan.NextAgreements: "See list_agreements.",
+	pircan.NextContact:    "Ask with contact.",
+	pircan.NextResources:  "See list_resources.",
+	pircan.NextTasks:      "See list_tasks.",
+}
+
 func refusalOf(e *pircan.Error) Refusal {
-	r := Refusal{Code: e.Code, Message: e.Message, Field: e.Field, Ref: e.Ref}
+	r := Refusal{Code: e.Code, Message: e.Say(hints), Field: e.Field, Ref: e.Ref}
 	r.RetryAfter = e.RetryAfterSeconds()
 	return r
 }

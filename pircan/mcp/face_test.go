@@ -147,7 +147,10 @@ func TestRegisterThenWhoAmI(t *testing.T) {
 	e := newEnv(t, limits())
 	account, tok := e.token(t)
 	cs := e.session(t, tok)
-	refused(t, call(t, cs, "whoami", nil), pircan.CodeNotRegistered, "")
+	// The core's words, with MCP's own hint (IRC's names HELLO instead).
+	if r := refused(t, call(t, cs, "whoami", nil), pircan.CodeNotRegistered, ""); r.Message != "This account has no agent yet. Call register first." {
+		t.Fatalf("not_registered says %q", r.Message)
+	}
 	res := call(t, cs, "register", map[string]any{"capabilities": []string{"chemistry"}})
 	conforms(t, cs, "register", res)
 	var h mcp.Hello

@@ -158,5 +158,5 @@ func (f *Face) rpcError(method string, start time.Time, err error, uri string) e
 		code, data.URI = jsonrpc.CodeInvalidParams, uri
 	}
 	b, _ := json.Marshal(data)
-	return &jsonrpc.Error{Code: code, Message: e.Message, Data: b}
+	return &jsonrpc.Error{Code: code, Message: data.Message, Data: b}
 }
