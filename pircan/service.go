@@ -24,6 +24,10 @@ type Config struct {
 	// ForumDefaultRights are the forum rights of an account with a
 	// registered agent and no rights set by an operator (nil: write).
 	ForumDefaultRights []string
+	// PublicURL is the origin clients reach PIRCAN's HTTP faces at
+	// (https://pircan.example; PIRCAN_PUBLIC_URL); "": the listen address
+	// (Service.PublicURL).
+	PublicURL string
 }
 
 // Service is the protocol core.
@@ -34,6 +38,7 @@ type Service struct {
 	cfg        Config
 	log        zerolog.Logger
 	reads      *reads // INBOX messages in flight (inflight.go)
+	public     publicURL
 }
 
 // NewService wires the core to its store.
@@ -48,7 +53,7 @@ func NewService(store Store, cfg Config, log zerolog.Logger) *Service {
 		cfg.ForumDefaultRights = []string{RightWrite}
 	}
 	s := &Service{store: store, cfg: cfg, log: log, reads: newReads(store, log, cfg.Now),
-		admissions: newAdmissions(cfg.Limits.Window)}
+		admissions: newAdmissions(cfg.Limits.Window), public: publicURL{configured: trimPublicURL(cfg.PublicURL)}}
 	s.counter, _ = store.(RequestCounter)
 	return s
 }

@@ -57,6 +57,7 @@ var settings = []setting{
 	{"forum-threads-per-hour", "PIRCAN_FORUM_THREADS_PER_HOUR", "30", "forum threads opened per hour per account", false},
 	{"forum-messages-per-hour", "PIRCAN_FORUM_MESSAGES_PER_HOUR", "300", "forum messages written per hour per account", false},
 	{"forum-boards-per-day", "PIRCAN_FORUM_BOARDS_PER_DAY", "5", "forum boards added per day per account", false},
+	{"public-url", "PIRCAN_PUBLIC_URL", "", "the origin clients reach the HTTP faces at (https://pircan.example), printed in agent cards, the manifest and llms.txt; empty: http://<http-addr>, never a request's Host", false},
 	{"realm", "PIRCAN_REALM", "pircan", "the forum's identity namespace (<realm>:<account>)", false},
 	{"parley-default-rights", "PIRCAN_PARLEY_DEFAULT_RIGHTS", "write", "forum rights of an account with a registered agent, comma-separated (none: no rights)", false},
 	{"reply-burst", "PIRCAN_REPLY_BURST", "5", "lines to one recipient before pacing", false},

@@ -223,6 +223,10 @@ func serverConfig(c config) (pircanbot.Config, error) {
 	if e.err == nil {
 		e.err = pircan.CheckRealm(cfg.Realm)
 	}
+	cfg.PublicURL = c.str("public-url")
+	if e.err == nil {
+		e.err = pircan.CheckPublicURL(cfg.PublicURL)
+	}
 	if e.err == nil {
 		cfg.ForumDefaultRights, e.err = pircan.ParseRights(c.str("parley-default-rights"))
 	}

@@ -63,37 +63,18 @@ type Metadata struct {
 }
 
 // MetadataHandler answers GET MetadataPath+path: the metadata of the
-// resource at path on the request's public origin (origin(r)). The
-// resource identifier is the URL the metadata was asked for, minus the
-// well-known part, as §3.3 requires a client to check.
-func MetadataHandler(path string, origin func(*http.Request) string) http.Handler {
+// resource at path on PIRCAN's public origin (origin(): the core's
+// PublicURL, never the request's Host). The resource identifier is the URL
+// the metadata was asked for, minus the well-known part, as §3.3 requires
+// a client to check.
+func MetadataHandler(path string, origin func() string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o := origin(r)
+		o := origin()
 		m := Metadata{Resource: o + strings.TrimSuffix(path, "/"), ResourceName: "PIRCAN",
 			BearerMethodsSupported: []string{"header"}, ResourceDocumentation: o + "/api/v1/manifest",
 			TokenIssuance: Issuance}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "public, max-age=300")
-		w.Header().Set("Vary", "Host, X-Forwarded-Proto")
 		_ = json.NewEncoder(w).Encode(m)
 	})
-}
-
-// Origin is the public origin of a request: configured (a deployment's
-// public URL) when set, else the request's Host with the scheme a proxy's
-// X-Forwarded-Proto names (or the connection's).
-func Origin(r *http.Request, configured string) string {
-	if configured != "" {
-		return strings.TrimRight(configured, "/")
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ","); p != "" {
-		if p = strings.ToLower(strings.TrimSpace(p)); p == "http" || p == "https" {
-			scheme = p
-		}
-	}
-	return scheme + "://" + r.Host
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -111,8 +110,7 @@ func (f *Face) serveCard(w http.ResponseWriter, r *http.Request) {
 	}
 	f.observe("agent_card", "ok", start)
 	w.Header().Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(cardMaxAge/time.Second)))
-	w.Header().Set("Vary", "Host, X-Forwarded-Proto")
-	writeCard(w, f.card(a, f.baseURL(r)))
+	writeCard(w, f.card(a, f.core.PublicURL()))
 }
 
 // AgentURL is an agent's A2A URL on origin base: its card's interface URL,
@@ -168,7 +166,3 @@ func (f *Face) card(a pircan.Agent, base string) AgentCard {
 		Skills:               skills,
 	}
 }
-
-// baseURL is the public origin: Config.BaseURL, else the request's Host
-// with the scheme a proxy's X-Forwarded-Proto names (or the connection's).
-func (f *Face) baseURL(r *http.Request) string { return tokenauth.Origin(r, f.cfg.BaseURL) }

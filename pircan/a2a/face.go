@@ -10,7 +10,6 @@ package a2a
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,9 +42,6 @@ type Config struct {
 	Auth Authenticator
 	// Registerer takes the face's metrics; nil: they are not registered.
 	Registerer prometheus.Registerer
-	// BaseURL is the public origin the cards name (https://pircan.example);
-	// "": the request's, by its Host and X-Forwarded-Proto.
-	BaseURL string
 }
 
 // Face is the A2A face over one core.
@@ -62,7 +58,6 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 	if cfg.Auth == nil {
 		cfg.Auth = core
 	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	f := &Face{core: core, cfg: cfg, log: log, mux: http.NewServeMux(), metrics: callmetrics.New(cfg.Registerer, "a2a", "method",
 		`A2A calls by method (a JSON-RPC method, "agent_card", or "other" for an unknown one) and result code ("ok", or the spec's error code of the refusal, or the JSON-RPC error's name).`,
 		"Time to answer one A2A call, from the token's account to the response (authentication not included).")}

@@ -52,8 +52,9 @@ func TestAgentCard(t *testing.T) {
 	if err := json.Unmarshal(body, &c); err != nil {
 		t.Fatal(err)
 	}
-	host := strings.TrimPrefix(e.srv.URL, "http://")
-	want := a2a.AgentInterface{URL: "https://" + host + "/a2a/" + a.id + "/", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}
+	// PIRCAN's own address (here the listen address), whatever
+	// X-Forwarded-Proto says: TestAgentCardNamesOwnAddress.
+	want := a2a.AgentInterface{URL: e.srv.URL + "/a2a/" + a.id + "/", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}
 	if c.Name != "Translator" || c.Description != "Translator does things." || len(c.SupportedInterfaces) != 1 || c.SupportedInterfaces[0] != want {
 		t.Fatalf("card: %s", body)
 	}
@@ -75,13 +76,6 @@ func TestAgentCard(t *testing.T) {
 	}
 	if strings.Contains(string(body), a.caller.Account) {
 		t.Error("the card shows the agent's account")
-	}
-
-	// BaseURL wins over the request's host.
-	e2 := newEnv(t, a2a.Config{BaseURL: "https://pircan.example/"})
-	_, body = getCard(t, e2.srv.URL+a2a.Path+a.id+"/"+a2a.CardPath, nil)
-	if !strings.Contains(string(body), `"url":"https://pircan.example/a2a/`+a.id+`/"`) {
-		t.Errorf("BaseURL card: %s", body)
 	}
 }
 

@@ -48,7 +48,14 @@ func limits() pircan.Limits {
 
 func newEnvWith(t testing.TB, l pircan.Limits, cfg a2a.Config) *env {
 	t.Helper()
-	core := pircan.NewService(shared, pircan.Config{Limits: l}, zerolog.Nop())
+	return newEnvCore(t, l, cfg, "")
+}
+
+// newEnvCore is the env with a core whose PublicURL is publicURL ("": the
+// listen address, as pircan/bot tells it).
+func newEnvCore(t testing.TB, l pircan.Limits, cfg a2a.Config, publicURL string) *env {
+	t.Helper()
+	core := pircan.NewService(shared, pircan.Config{Limits: l, PublicURL: publicURL}, zerolog.Nop())
 	t.Cleanup(core.WaitReads)
 	reg := prometheus.NewRegistry()
 	cfg.Registerer = reg
@@ -57,6 +64,7 @@ func newEnvWith(t testing.TB, l pircan.Limits, cfg a2a.Config) *env {
 	mux.Handle(a2a.Path, face.Handler())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	core.Listening(srv.Listener.Addr().String())
 	return &env{core: core, srv: srv, reg: reg}
 }
 
@@ -125,11 +133,27 @@ func (e *env) rpc(t *testing.T, agentID, token, method string, params any) (*htt
 	return e.post(t, agentID, token, body)
 }
 
+// rpcHost posts GetTask without a token, with a Host header of its own.
+func (e *env) rpcHost(t *testing.T, agentID, host string) (*http.Response, rpcResponse) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": map[string]any{"id": uuid()}})
+	return e.postHost(t, agentID, "", host, body)
+}
+
 func (e *env) post(t *testing.T, agentID, token string, body []byte) (*http.Response, rpcResponse) {
+	t.Helper()
+	return e.postHost(t, agentID, token, "", body)
+}
+
+func (e *env) postHost(t *testing.T, agentID, token, host string, body []byte) (*http.Response, rpcResponse) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.srv.URL+a2a.Path+agentID, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+		req.Header.Set("X-Forwarded-Proto", "https")
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", "1.0")
@@ -203,3 +227,9 @@ func uuid() string {
 
 // ptr is the address of v: an argument given.
 func ptr[T any](v T) *T { return &v }
+
+// newEnvPublic is newEnv with a configured public URL.
+func newEnvPublic(t testing.TB, publicURL string) *env {
+	t.Helper()
+	return newEnvCore(t, limits(), a2a.Config{}, publicURL)
+}

@@ -105,7 +105,7 @@ func (f *Face) authenticate(w http.ResponseWriter, r *http.Request) (string, boo
 	}
 	if errors.Is(err, pircan.ErrUnauthorized) {
 		f.observe("other", string(pircan.CodeNotIdentified), time.Now())
-		tokenauth.Challenge(w.Header(), r, tokenauth.MetadataURL(f.baseURL(r), ""))
+		tokenauth.Challenge(w.Header(), r, tokenauth.MetadataURL(f.core.PublicURL(), ""))
 		writeJSON(w, http.StatusUnauthorized, response{JSONRPC: "2.0", ID: nullID(nil),
 			Error: refusalOf(pircan.Errorf(pircan.CodeNotIdentified, "Send a valid bearer token: Authorization: Bearer <token>."))})
 		return "", false

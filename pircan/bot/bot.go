@@ -56,6 +56,9 @@ type Config struct {
 	// ForumDefaultRights are the forum rights of an account with an agent
 	// (PIRCAN_PARLEY_DEFAULT_RIGHTS; nil: write).
 	ForumDefaultRights []string
+	// PublicURL is the origin clients reach the HTTP faces at
+	// (PIRCAN_PUBLIC_URL; pircan.Service.PublicURL): "": the listen address.
+	PublicURL string
 }
 
 // DefaultQuitMessage is the QUIT text of a plain stop: neutral, since a
@@ -125,7 +128,7 @@ func New(ctx context.Context, cfg Config, log zerolog.Logger) (*Bot, error) {
 	conn := transport.New(cfg.IRC, log.With().Str("component", "irc").Logger())
 	policy := &webhook.Policy{AllowHosts: cfg.WebhookAllowHosts}
 	svc := pircan.NewService(st, pircan.Config{Limits: cfg.Limits, WebhookURLs: policy, Realm: cfg.Realm,
-		ForumDefaultRights: cfg.ForumDefaultRights}, log)
+		ForumDefaultRights: cfg.ForumDefaultRights, PublicURL: cfg.PublicURL}, log)
 	face := irc.New(svc, conn, irc.Config{Lobby: cfg.IRC.Lobby, Limits: cfg.Limits}, log)
 	b := &Bot{cfg: cfg, log: log, store: st, svc: svc, irc: face, conn: conn,
 		jobs: newDispatcher(cfg.Workers, perSenderQueue(cfg.Limits))}

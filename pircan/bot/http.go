@@ -51,7 +51,7 @@ func (b *Bot) ServeHTTP(ctx context.Context, addr string) error {
 	if b.cfg.MetricsAddr != "" {
 		what = "serving the HTTP faces, health and readiness"
 	}
-	return b.serveOn(ctx, addr, b.httpHandler(b.cfg.MetricsAddr == ""), &b.ops.httpAddr, what, faceURLs)
+	return b.serveOn(ctx, addr, b.httpHandler(b.cfg.MetricsAddr == ""), &b.ops.httpAddr, what, b.faceURLs)
 }
 
 // faces are the public faces ServeHTTP serves, by the name its start-up
@@ -63,11 +63,15 @@ var faces = []struct{ name, path string }{
 	{"manifest", mcp.ManifestPath},
 }
 
-// faceURLs adds each face's URL on the listener at to the start-up log
-// line, so that an operator reads where everything is.
-func faceURLs(e *zerolog.Event, at string) *zerolog.Event {
+// faceURLs tells the core the address the listener bound (its PublicURL
+// when none is configured) and adds each face's URL on that public URL to
+// the start-up log line, so that an operator reads where everything is,
+// as clients are told.
+func (b *Bot) faceURLs(e *zerolog.Event, at string) *zerolog.Event {
+	b.svc.Listening(at)
+	base := b.svc.PublicURL()
 	for _, f := range faces {
-		e = e.Str(f.name, "http://"+at+f.path)
+		e = e.Str(f.name, base+f.path)
 	}
 	return e
 }

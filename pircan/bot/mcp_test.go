@@ -24,7 +24,7 @@ func TestServesMCP(t *testing.T) {
 	}
 	err = json.NewDecoder(resp.Body).Decode(&m)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK || m.Endpoints["mcp"] != "/mcp" {
+	if err != nil || resp.StatusCode != http.StatusOK || m.Endpoints["mcp"] != bot.HTTPURL+"/mcp" {
 		t.Fatalf("manifest: %d %+v %v", resp.StatusCode, m, err)
 	}
 	resp, err = http.Post(bot.HTTPURL+"/mcp", "application/json",

@@ -50,10 +50,6 @@ type Config struct {
 	// ParleyPath is the Parley forum's base URL path, for the manifest
 	// ("": /parley, where pircan/parley answers).
 	ParleyPath string
-	// BaseURL is the public origin (https://pircan.example) the
-	// protected-resource metadata names; "": the request's, by its Host and
-	// X-Forwarded-Proto (internal/tokenauth.Origin).
-	BaseURL string
 	// BenchNoop adds the noop tool, the floor of BenchmarkMCP: only the
 	// benchmark and its tests set it, so production never lists or serves it.
 	BenchNoop bool
@@ -111,10 +107,8 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 // at tokenauth.MetadataPath+Path (and, for the whole origin, at
 // tokenauth.MetadataPath: the same operator-issued tokens).
 func (f *Face) MetadataHandler(path string) http.Handler {
-	return tokenauth.MetadataHandler(path, f.origin)
+	return tokenauth.MetadataHandler(path, f.core.PublicURL)
 }
-
-func (f *Face) origin(r *http.Request) string { return tokenauth.Origin(r, f.cfg.BaseURL) }
 
 const instructions = "PIRCAN: a directory of AI agents and brokered agreements between them. " +
 	"Call register first (once), then find_agents, contact and send_direct_message under an agreement. " +
@@ -143,11 +137,11 @@ func (f *Face) verify(ctx context.Context, token string, _ *http.Request) (*auth
 
 // challenge writes every 401's WWW-Authenticate (tokenauth.Challenge:
 // invalid_token for a refused token, and where the metadata is). The
-// go-sdk's middleware could name only a fixed metadata URL, and the
-// origin is the request's.
+// go-sdk's middleware could name only a fixed metadata URL, and PIRCAN's
+// public URL may be known only once it listens.
 func (f *Face) challenge(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&challengeWriter{ResponseWriter: w, r: r, metadata: tokenauth.MetadataURL(f.origin(r), Path)}, r)
+		h.ServeHTTP(&challengeWriter{ResponseWriter: w, r: r, metadata: tokenauth.MetadataURL(f.core.PublicURL(), Path)}, r)
 	})
 }
 

@@ -341,8 +341,9 @@ func TestManifestAgrees(t *testing.T) {
 		viaHTTP.Limits["resource_content_bytes"] != pircan.MaxResourceBytes {
 		t.Fatalf("limits %v: want the configured ones", viaHTTP.Limits)
 	}
-	if viaHTTP.Protocol != pircan.ProtocolVersion || viaHTTP.Endpoints != (mcp.Endpoints{MCP: "/mcp", Manifest: "/api/v1/manifest", Portal: "/owner",
-		A2A: "/a2a/<agent_id>", A2ACard: "/a2a/<agent_id>/.well-known/agent-card.json", Parley: "/parley"}) || viaHTTP.Limits["tasks_per_hour"] != l.TasksHour {
+	if viaHTTP.Protocol != pircan.ProtocolVersion || viaHTTP.Endpoints != (mcp.Endpoints{MCP: e.srv.URL + "/mcp", Manifest: e.srv.URL + "/api/v1/manifest",
+		Portal: e.srv.URL + "/owner", A2A: e.srv.URL + "/a2a/<agent_id>/", A2ACard: e.srv.URL + "/a2a/<agent_id>/.well-known/agent-card.json",
+		Parley: e.srv.URL + "/parley"}) || viaHTTP.Limits["tasks_per_hour"] != l.TasksHour {
 		t.Fatalf("manifest: %s", b)
 	}
 	var names []string

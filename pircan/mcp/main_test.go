@@ -72,6 +72,7 @@ func newEnvOver(t testing.TB, st pircan.Store, l pircan.Limits, cfg mcp.Config) 
 	mux.Handle("GET "+tokenauth.MetadataPath+mcp.Path, face.MetadataHandler(mcp.Path))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	core.Listening(srv.Listener.Addr().String())
 	return &env{core: core, face: face, srv: srv, reg: reg}
 }
 

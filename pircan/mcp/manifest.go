@@ -28,7 +28,9 @@ type ToolInfo struct {
 	Description string `json:"description"`
 }
 
-// Endpoints are the paths a client uses.
+// Endpoints are the URLs a client uses, absolute on PIRCAN's public URL
+// (Service.PublicURL: PIRCAN_PUBLIC_URL, else the listen address; never
+// the request's Host).
 type Endpoints struct {
 	MCP      string `json:"mcp"`
 	Manifest string `json:"manifest"`
@@ -45,10 +47,11 @@ type Endpoints struct {
 // Manifest is the manifest now.
 func (f *Face) Manifest() Manifest {
 	m := f.core.Manifest()
+	base := f.core.PublicURL()
 	out := Manifest{Protocol: m.Protocol, Limits: m.Limits, Scopes: m.Scopes, Policies: m.Policies,
-		Endpoints: Endpoints{MCP: Path, Manifest: ManifestPath, Portal: f.cfg.PortalPath,
-			A2A: "/a2a/<agent_id>", A2ACard: "/a2a/<agent_id>/.well-known/agent-card.json",
-			Parley: f.cfg.ParleyPath}}
+		Endpoints: Endpoints{MCP: base + Path, Manifest: base + ManifestPath, Portal: base + f.cfg.PortalPath,
+			A2A: base + "/a2a/<agent_id>/", A2ACard: base + "/a2a/<agent_id>/.well-known/agent-card.json",
+			Parley: base + f.cfg.ParleyPath}}
 	for _, t := range f.tools {
 		out.Tools = append(out.Tools, ToolInfo{Name: t.name, Description: t.description})
 	}
