@@ -115,6 +115,24 @@ func (b *browser) fitsAs(name string, shoot bool) {
 		if sizes[0] > sizes[1] {
 			b.t.Errorf("%s at %d px scrolls sideways: scrollWidth %d > innerWidth %d", name, w, sizes[0], sizes[1])
 		}
+		ctx, cancel = context.WithTimeout(b.ctx, 20*time.Second)
+		broken, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](brokenWords))
+		cancel()
+		if err != nil {
+			b.t.Fatalf("%s at %d px: %v", name, w, err)
+		}
+		if len(broken) > 0 {
+			b.t.Errorf("%s at %d px breaks words mid-word: %q", name, w, broken)
+		}
+		ctx, cancel = context.WithTimeout(b.ctx, 20*time.Second)
+		unnamed, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](unlabelledCells))
+		cancel()
+		if err != nil {
+			b.t.Fatalf("%s at %d px: %v", name, w, err)
+		}
+		if len(unnamed) > 0 {
+			b.t.Errorf("%s at %d px: table cells without their column's name (header row hidden): %q", name, w, unnamed)
+		}
 		switch {
 		case !shoot:
 		case w == 360:
@@ -124,6 +142,47 @@ func (b *browser) fitsAs(name string, shoot bool) {
 		}
 	}
 }
+
+// brokenWords lists the words of the page that the layout broke across
+// lines: a word (between spaces, hyphens and slashes) whose letters sit on
+// more than one line. Only a long token (an id, a URL, an 80-character
+// name: over 24 characters) may break; a column squeezed until "Address"
+// or "End" wraps inside the word fails.
+const brokenWords = `(() => {
+  const bad = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const el = n.parentElement;
+    if (!el || el.closest("script, style") || el.getClientRects().length === 0) continue;
+    const words = /[^\s\-\/\u2014]+/g;
+    let m;
+    while ((m = words.exec(n.data))) {
+      if (m[0].length > 24) continue;
+      const r = document.createRange();
+      r.setStart(n, m.index);
+      r.setEnd(n, m.index + m[0].length);
+      const lines = new Set(Array.from(r.getClientRects()).filter(x => x.width > 0).map(x => Math.round(x.bottom)));
+      if (lines.size > 1) bad.push(m[0]);
+    }
+  }
+  return bad;
+})()`
+
+// unlabelledCells lists the texts of table cells shown without their
+// column's name: where a table's header row is hidden (phones), every
+// cell with text must show its label itself.
+const unlabelledCells = `(() => {
+  const bad = [];
+  for (const tr of document.querySelectorAll("tr")) {
+    if (!tr.querySelector("th") || getComputedStyle(tr).display !== "none") continue;
+    for (const td of tr.closest("table").querySelectorAll("td")) {
+      if (td.innerText.trim() === "" || td.querySelector("button, input")) continue;
+      const label = getComputedStyle(td, "::before").content;
+      if (!label || label === "none" || label === "normal") bad.push(td.innerText.trim().slice(0, 40));
+    }
+  }
+  return bad;
+})()`
 
 // startSignIn opens /owner, asks for a code with the start form's button
 // and returns the code the page shows.
