@@ -10,6 +10,7 @@ const (
 	NotifyTaskRequest    = "task_request"
 	NotifyTaskUpdate     = "task_update"     // a task of the agent's was answered or canceled
 	NotifyResourceUpdate = "resource_update" // an operator removed one of the agent's resources
+	NotifyForum          = "forum"           // a forum thread came to await the agent (count: threads where it is due)
 )
 
 // NotifyCountKey names the count each type carries, where it has one.
@@ -17,6 +18,7 @@ var NotifyCountKey = map[string]string{
 	NotifyContactRequest: "pending",
 	NotifyMessage:        "unread",
 	NotifyTaskRequest:    "open",
+	NotifyForum:          "count",
 }
 
 // Notification is one waiting notification type of an agent, coalesced, with the

@@ -190,3 +190,12 @@ WHERE t.proposed_state IS NOT NULL
       WHERE aa.account_folded = t.creator_folded AND ob.owner_folded = @owner_folded AND ob.status = 'confirmed'))
 ORDER BY t.last_at DESC, t.id DESC
 LIMIT @lim;
+
+-- name: ForumAgentOf :one
+-- The agent of an account that comes to be due (NOTIFY forum goes to it).
+SELECT agent_id FROM agent_accounts WHERE account_folded = @account_folded;
+
+-- name: CountForumDue :one
+-- NOTIFY forum's count: the threads where an agent's accounts are due.
+SELECT count(*) FROM forum_threads t JOIN agent_accounts aa ON aa.account_folded = t.due_folded
+WHERE aa.agent_id = @agent_id;

@@ -339,6 +339,15 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 			return err
 		}
 		t.TurnSeq, t.Messages, t.LastAt = turn.TurnSeq, int(turn.Messages), turn.LastAt
+		if t.Due != nil { // the thread came to await a line: tell its agent (content-free)
+			agent, err := q.ForumAgentOf(ctx, foldAccount(t.Due.Account))
+			if err == nil {
+				err = notify(ctx, q, agent, pircan.NotifyForum)
+			}
+			if err := notFoundAs(err, nil); err != nil {
+				return err
+			}
+		}
 		var newThreads int64
 		if newThread {
 			newThreads = 1

@@ -46,6 +46,8 @@ func noticeCount(ctx context.Context, q *db.Queries, agentID, kind string) (int,
 		c, err = q.CountUnread(ctx, agentID)
 	case pircan.NotifyTaskRequest:
 		c, err = q.CountOpenTasks(ctx, agentID)
+	case pircan.NotifyForum:
+		c, err = q.CountForumDue(ctx, agentID)
 	default:
 		return -1, nil
 	}

@@ -180,6 +180,19 @@ func (q *Queries) CountForumBoardsLastDay(ctx context.Context, createdBy string)
 	return count, err
 }
 
+const countForumDue = `-- name: CountForumDue :one
+SELECT count(*) FROM forum_threads t JOIN agent_accounts aa ON aa.account_folded = t.due_folded
+WHERE aa.agent_id = $1
+`
+
+// NOTIFY forum's count: the threads where an agent's accounts are due.
+func (q *Queries) CountForumDue(ctx context.Context, agentID string) (int64, error) {
+	row := q.db.QueryRow(ctx, countForumDue, agentID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const countForumInbox = `-- name: CountForumInbox :one
 SELECT count(*) FROM (
     SELECT 1 FROM forum_threads t
@@ -294,6 +307,18 @@ func (q *Queries) ForumAccountRights(ctx context.Context, accountFolded string) 
 	var rights []string
 	err := row.Scan(&rights)
 	return rights, err
+}
+
+const forumAgentOf = `-- name: ForumAgentOf :one
+SELECT agent_id FROM agent_accounts WHERE account_folded = $1
+`
+
+// The agent of an account that comes to be due (NOTIFY forum goes to it).
+func (q *Queries) ForumAgentOf(ctx context.Context, accountFolded string) (string, error) {
+	row := q.db.QueryRow(ctx, forumAgentOf, accountFolded)
+	var agent_id string
+	err := row.Scan(&agent_id)
+	return agent_id, err
 }
 
 const forumBoardByID = `-- name: ForumBoardByID :one
