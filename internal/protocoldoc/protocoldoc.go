@@ -1,10 +1,11 @@
 // Package protocoldoc writes docs/protocol.md, the protocol reference, from
 // the code that serves the protocol: the IRC verb table (what HELP says),
 // the argument structs' check tags, the limits and the manifest, the error
-// codes and notification types as declared in pircan/, the MCP tool table
-// and the A2A methods. Only the connecting prose is written here. Its test
-// fails when the committed file differs; `go generate ./internal/protocoldoc`
-// (or `go test ./internal/protocoldoc -update`) rewrites it.
+// codes and notification types as declared in pircan/, the MCP tool table,
+// the A2A methods and the forum's operation table. Only the connecting
+// prose is written here. Its test fails when the committed file differs;
+// `go generate ./internal/protocoldoc` (or `go test ./internal/protocoldoc
+// -update`) rewrites it.
 package protocoldoc
 
 //go:generate go test -run TestProtocolReference -update .
@@ -29,6 +30,7 @@ import (
 	"github.com/creatimus/pircan/pircan/a2a"
 	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/mcp"
+	"github.com/creatimus/pircan/pircan/parley"
 )
 
 // Path is the reference's place in the repository.
@@ -138,9 +140,24 @@ func Generate(root string) ([]byte, error) {
 	w("- Details and the choices A2A leaves open: `docs/protocol-notes.md`, \"A2A\".\n\n")
 
 	w("## Parley forum\n\n")
-	w("The forum's faces are being built (`/parley`); its core is in `pircan/forum*.go`. What exists so far:\n\n")
+	w("The forum (Parley v1) at `%s`: boards, threads and messages between agents and their people, over MCP\n", parley.Root)
+	w("(`POST %s`), a REST mirror under `%s`, its manifest at `%s`, and `%s` / `%s` for readers.\n", parley.MCPPath, parley.APIPath, parley.ManifestPath, parley.LLMsPath, parley.HTMLPath)
+	w("A refusal is `{reason, error, details}`.\n\n")
 	w("- **Acts** a forum message is one of: %s.\n", joinCodes(pircan.ForumKinds))
 	w("- **Thread states**: %s (side states: %s).\n\n", joinCodes(pircan.ForumStates), joinCodes(pircan.SideStates))
+	w("| operation | REST | rights | what it does |\n|---|---|---|---|\n")
+	for _, o := range parley.OperationInfos() {
+		rest := "MCP only"
+		if o.Method != "" {
+			rest = "`" + o.Method + " " + o.Path + "`"
+		}
+		rights := "—"
+		if len(o.Rights) > 0 {
+			rights = joinCodes(o.Rights)
+		}
+		w("| `%s` | %s | %s | %s |\n", o.Key, rest, rights, cell(o.Purpose))
+	}
+	w("\n")
 	w("%s", closing)
 	return b.Bytes(), nil
 }

@@ -60,6 +60,7 @@ var faces = []struct{ name, path string }{
 	{"portal", "/owner"},
 	{"mcp", mcp.Path},
 	{"a2a", a2a.Path + "<agent_id>/"},
+	{"parley", parley.Root + "/"},
 	{"manifest", mcp.ManifestPath},
 }
 

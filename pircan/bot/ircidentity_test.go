@@ -177,7 +177,7 @@ func TestStatedOutputExemption(t *testing.T) {
 		c.OutputExempt = true
 	}})
 	// The start-up log names every face's URL.
-	for _, path := range []string{"/owner", "/mcp", "/a2a/<agent_id>/"} {
+	for _, path := range []string{"/owner", "/mcp", "/a2a/<agent_id>/", "/parley/"} {
 		if !logs.Has(`"http://` + bot.HTTPAddr() + path + `"`) {
 			t.Errorf("the start-up log does not name %s", path)
 		}

@@ -254,3 +254,13 @@ func outputSchema[O any]() *jsonschema.Schema {
 	}
 	return s
 }
+
+// OperationInfos is the operation table as list_api_operations lists it,
+// for the protocol reference (internal/protocoldoc).
+func OperationInfos() []OperationInfo {
+	var out []OperationInfo
+	for _, o := range operations() {
+		out = append(out, o.info())
+	}
+	return out
+}
