@@ -25,7 +25,7 @@ import (
 //	lines           with text: line breaks allowed (the forum's body)
 //	account         a NickServ account name (CheckAccountName)
 //	channel         a channel name (CheckChannelName)
-//	range=A-B       a whole number from A to B
+//	range=A-B       a whole number from A to B; range=@name: the range Ranges names
 //	default=N       the value of an absent whole number
 //	enum=a|b        one of the words; enum=@name: one of the list Enums names
 type Arg struct {
@@ -113,6 +113,14 @@ func specOf(f reflect.StructField) (Arg, bool) {
 		case "channel":
 			sp.Channel = true
 		case "range":
+			if name, named := strings.CutPrefix(val, "@"); named {
+				r, ok := Ranges[name]
+				if !ok {
+					panic(fmt.Sprintf("pircan: field %s: no range %q in Ranges", f.Name, name))
+				}
+				sp.Min, sp.Max, sp.HasRange = r[0], r[1], true
+				break
+			}
 			lo, hi, _ := strings.Cut(val, "-")
 			sp.Min, sp.Max, sp.HasRange = mustAtoi(f, lo), mustAtoi(f, hi), true
 		case "default":
@@ -240,6 +248,15 @@ func checkMessageText(field, s string, sizes Sizes) *Error {
 // outside the tags uses too.
 var Lengths = map[string]int{
 	"capability": MaxCapability,
+}
+
+// MaxPage is the most items one page of a list holds, on every face.
+const MaxPage = 10
+
+// Ranges are the number ranges that check tags name (range=@name), so that
+// a face's own argument struct (IRC's TASKS) holds the core's range.
+var Ranges = map[string][2]int{
+	"page": {1, MaxPage},
 }
 
 // Enums are the word lists that check tags name (enum=@name), so that each

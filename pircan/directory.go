@@ -112,7 +112,7 @@ type Page[T any] struct {
 type FindArgs struct {
 	Q          *string `json:"q" check:"text=100"`
 	Capability *string `json:"capability" check:"text=@capability"`
-	Limit      *int    `json:"limit" check:"range=1-10,default=5"`
+	Limit      *int    `json:"limit" check:"range=@page,default=5"`
 	Offset     *int    `json:"offset" check:"range=0-10000,default=0"`
 }
 

@@ -110,7 +110,7 @@ func CheckScopes(scopes []string) *Error {
 type ContactsArgs struct {
 	Direction *string `json:"direction" check:"enum=incoming|outgoing"`
 	Status    *string `json:"status" check:"enum=pending|accepted|declined|cancelled|expired|any"`
-	Limit     *int    `json:"limit" check:"range=1-10,default=10"`
+	Limit     *int    `json:"limit" check:"range=@page,default=10"`
 	Offset    *int    `json:"offset" check:"range=0-10000,default=0"`
 }
 
@@ -235,7 +235,7 @@ var decidedStatus = map[string]string{DecideAccept: "accepted", DecideDecline: "
 // AgreementsArgs list the caller's agreements.
 type AgreementsArgs struct {
 	All    *bool `json:"all"`
-	Limit  *int  `json:"limit" check:"range=1-10,default=10"`
+	Limit  *int  `json:"limit" check:"range=@page,default=10"`
 	Offset *int  `json:"offset" check:"range=0-10000,default=0"`
 }
 

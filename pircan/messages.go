@@ -49,7 +49,7 @@ func (s *Service) Send(ctx context.Context, c Caller, a SendArgs) (SentMessage, 
 
 // InboxArgs read the oldest unread messages.
 type InboxArgs struct {
-	Limit *int `json:"limit" check:"range=1-10,default=5"`
+	Limit *int `json:"limit" check:"range=@page,default=5"`
 }
 
 // InboxResult is the messages handed out and how many more are unread.

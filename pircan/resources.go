@@ -67,8 +67,10 @@ type ResourceQuery struct {
 	Q      string // substring of the title, case-insensitive
 	Tag    string // exact tag, case-insensitive
 	By     string // publisher's agent id
-	Limit  int
-	Offset int
+	// ReadableOnly keeps only what Viewer may read (and counts only them).
+	ReadableOnly bool
+	Limit        int
+	Offset       int
 }
 
 // ResourceStore keeps the library. Every change writes an audit row (ids
@@ -107,8 +109,11 @@ type ListResourcesArgs struct {
 	Q      *string `json:"q" check:"text=100"`
 	Tag    *string `json:"tag" check:"text=@capability"`
 	By     *string `json:"by" check:"id"`
-	Limit  *int    `json:"limit" check:"range=1-10,default=5"`
+	Limit  *int    `json:"limit" check:"range=@page,default=5"`
 	Offset *int    `json:"offset" check:"range=0-10000,default=0"`
+	// ReadableOnly keeps only the resources the caller may read, in the
+	// list and its total: MCP's resources/list (no IRC or MCP argument).
+	ReadableOnly bool `json:"-"`
 }
 
 // ResourceArgs name a resource.
@@ -175,7 +180,7 @@ func (s *Service) Resources(ctx context.Context, c Caller, a ListResourcesArgs) 
 	if err != nil {
 		return Page[Resource]{}, err
 	}
-	q := ResourceQuery{Viewer: agent.ID, Limit: *a.Limit, Offset: *a.Offset}
+	q := ResourceQuery{Viewer: agent.ID, Limit: *a.Limit, Offset: *a.Offset, ReadableOnly: a.ReadableOnly}
 	if a.Q != nil {
 		q.Q = strings.TrimSpace(*a.Q)
 	}

@@ -134,6 +134,22 @@ func TestResourceReadable(t *testing.T) {
 	if readable(t, svc, other, closed) {
 		t.Errorf("readable without an agreement")
 	}
+	// ReadableOnly (MCP's resources/list) keeps, and counts, only those.
+	by := pub.Agent.ID
+	for _, c := range []struct {
+		who  pircan.Caller
+		want []string
+	}{{other, []string{open.ID}}, {pub, []string{closed.ID, open.ID}}} {
+		page, err := svc.Resources(ctx, c.who, pircan.ListResourcesArgs{By: &by, ReadableOnly: true})
+		must(t, err)
+		var ids []string
+		for _, r := range page.Items {
+			ids = append(ids, r.ID)
+		}
+		if !slices.Equal(ids, c.want) || page.Total != len(c.want) {
+			t.Errorf("readable only, for %s: %v of %d, want %v", c.who.Account, ids, page.Total, c.want)
+		}
+	}
 
 	g := agreeScopes(t, svc, reader, pub, "message", "resource:read")
 	agreeScopes(t, svc, msgOnly, pub, "message")

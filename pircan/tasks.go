@@ -59,7 +59,7 @@ type TaskStore interface {
 	AddTask(ctx context.Context, actor Actor, t NewTask, l Limits) (Task, error)
 	// Tasks lists the agent's incoming (as target) or outgoing tasks, open
 	// ones first, then newest first; status "" or "any" for all.
-	Tasks(ctx context.Context, agentID string, incoming bool, status string, limit, offset int) ([]Task, int, error)
+	Tasks(ctx context.Context, q TaskQuery) ([]Task, int, error)
 	// Task is one task of which the agent is a party (ErrNotFound).
 	Task(ctx context.Context, agentID, id string) (Task, error)
 	// AnswerTask is the target's answer: ErrNotFound unless the actor's
@@ -81,8 +81,26 @@ type SendTaskArgs struct {
 type ListTasksArgs struct {
 	Direction *string `json:"direction" check:"enum=incoming|outgoing"`
 	Status    *string `json:"status" check:"enum=open|completed|failed|rejected|canceled|any"`
-	Limit     *int    `json:"limit" check:"range=1-10,default=5"`
+	Limit     *int    `json:"limit" check:"range=@page,default=5"`
 	Offset    *int    `json:"offset" check:"range=0-10000,default=0"`
+	// Filters only A2A's ListTasks offers (no IRC or MCP argument): the
+	// other party, the agreement (A2A's contextId), a last change at or
+	// after a time. The total counts what they keep.
+	With         *string    `json:"-"`
+	AgreementID  *string    `json:"-"`
+	ChangedSince *time.Time `json:"-"`
+}
+
+// TaskQuery is a list of tasks as the store reads it.
+type TaskQuery struct {
+	AgentID      string
+	Incoming     bool
+	Status       string // "any": every state
+	With         string // the other party; "": any
+	AgreementID  string // "": any
+	ChangedSince time.Time
+	Limit        int
+	Offset       int
 }
 
 // TasksResult is a page of tasks; Incoming says which party Other is.
@@ -157,7 +175,19 @@ func (s *Service) Tasks(ctx context.Context, c Caller, a ListTasksArgs) (TasksRe
 	if a.Status != nil {
 		status = *a.Status
 	}
-	list, total, serr := s.store.Tasks(ctx, agent.ID, incoming, status, *a.Limit, *a.Offset)
+	q := TaskQuery{AgentID: agent.ID, Incoming: incoming, Status: status, Limit: *a.Limit, Offset: *a.Offset}
+	for field, f := range map[string]struct{ from, to *string }{"with": {a.With, &q.With}, "agreement_id": {a.AgreementID, &q.AgreementID}} {
+		if f.from != nil {
+			if err := CheckID(field, *f.from); err != nil {
+				return TasksResult{}, err
+			}
+			*f.to = *f.from
+		}
+	}
+	if a.ChangedSince != nil {
+		q.ChangedSince = *a.ChangedSince
+	}
+	list, total, serr := s.store.Tasks(ctx, q)
 	if serr != nil {
 		return TasksResult{}, serr
 	}

@@ -29,14 +29,19 @@ SELECT new.id, new.size, new.created_at, a.name AS agent_name
 FROM new JOIN agents a ON a.id = new.agent_id;
 
 -- name: CountResources :one
--- list_resources' total, counted up to @cap matches (as FIND's: an exact
+-- list_resources' total (with readable_only, of those the viewer may
+-- read: MCP's resources/list), counted up to @cap matches (as FIND's: an exact
 -- count of a common filter over a large library costs what the page does
 -- not).
 SELECT count(*) FROM (
-    SELECT 1 FROM resources
-    WHERE (sqlc.narg('q')::text IS NULL OR title_folded LIKE '%' || sqlc.narg('q')::text || '%')
-      AND (sqlc.narg('tag')::text IS NULL OR tags_folded @> ARRAY[sqlc.narg('tag')::text])
-      AND (sqlc.narg('by')::uuid IS NULL OR agent_id = sqlc.narg('by')::uuid)
+    SELECT 1 FROM resources r
+    WHERE (sqlc.narg('q')::text IS NULL OR r.title_folded LIKE '%' || sqlc.narg('q')::text || '%')
+      AND (sqlc.narg('tag')::text IS NULL OR r.tags_folded @> ARRAY[sqlc.narg('tag')::text])
+      AND (sqlc.narg('by')::uuid IS NULL OR r.agent_id = sqlc.narg('by')::uuid)
+      AND (NOT @readable_only::boolean OR (r.agent_id = @viewer::uuid OR r.access = 'public' OR EXISTS (
+            SELECT 1 FROM agreements g
+            WHERE g.requester = @viewer::uuid AND g.target = r.agent_id
+              AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
     LIMIT @cap) AS s;
 
 -- name: ListResources :many
@@ -53,6 +58,10 @@ JOIN agents a ON a.id = r.agent_id
 WHERE (sqlc.narg('q')::text IS NULL OR r.title_folded LIKE '%' || sqlc.narg('q')::text || '%')
   AND (sqlc.narg('tag')::text IS NULL OR r.tags_folded @> ARRAY[sqlc.narg('tag')::text])
   AND (sqlc.narg('by')::uuid IS NULL OR r.agent_id = sqlc.narg('by')::uuid)
+  AND (NOT @readable_only::boolean OR (r.agent_id = @viewer::uuid OR r.access = 'public' OR EXISTS (
+        SELECT 1 FROM agreements g
+        WHERE g.requester = @viewer::uuid AND g.target = r.agent_id
+          AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
 ORDER BY r.created_at DESC, r.id
 LIMIT @lim OFFSET @off;
 
@@ -71,6 +80,10 @@ JOIN agents a ON a.id = r.agent_id
 WHERE (sqlc.narg('q')::text IS NULL OR r.title_folded LIKE '%' || sqlc.narg('q')::text || '%')
   AND (sqlc.narg('tag')::text IS NULL OR r.tags_folded @> ARRAY[sqlc.narg('tag')::text])
   AND (sqlc.narg('by')::uuid IS NULL OR r.agent_id = sqlc.narg('by')::uuid)
+  AND (NOT @readable_only::boolean OR (r.agent_id = @viewer::uuid OR r.access = 'public' OR EXISTS (
+        SELECT 1 FROM agreements g
+        WHERE g.requester = @viewer::uuid AND g.target = r.agent_id
+          AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
 ORDER BY r.created_at + interval '0 seconds' DESC, r.id
 LIMIT @lim OFFSET @off;
 

@@ -71,7 +71,9 @@ UPDATE tasks SET state = 'canceled', answered_at = now() WHERE id = @id;
 -- name: ListTasks :many
 -- The agent's incoming (as target) or outgoing tasks, open ones first, then
 -- newest first, with the total. A page is at most 10 rows; the open
--- incoming ones (list_tasks' default) come from tasks_target_open.
+-- incoming ones (list_tasks' default) come from tasks_target_open. The
+-- optional filters: the other party, the agreement, a last change (the
+-- answer, else the creation) at or after a time.
 SELECT t.id, t.requester, r.name AS requester_name, t.target, g.name AS target_name, t.agreement_id,
        t.skill, t.text, t.state, t.answer, t.created_at, t.answered_at,
        count(*) OVER () AS total
@@ -80,6 +82,11 @@ JOIN agents r ON r.id = t.requester
 JOIN agents g ON g.id = t.target
 WHERE (CASE WHEN @incoming::boolean THEN t.target ELSE t.requester END) = @agent
   AND (@status::text = 'any' OR t.state = @status::text)
+  AND (sqlc.narg('other')::uuid IS NULL
+       OR (CASE WHEN @incoming::boolean THEN t.requester ELSE t.target END) = sqlc.narg('other')::uuid)
+  AND (sqlc.narg('agreement')::uuid IS NULL OR t.agreement_id = sqlc.narg('agreement')::uuid)
+  AND (sqlc.narg('changed_since')::timestamptz IS NULL
+       OR coalesce(t.answered_at, t.created_at) >= sqlc.narg('changed_since')::timestamptz)
 ORDER BY t.state <> 'open', t.created_at DESC, t.id
 LIMIT @lim OFFSET @off;
 

@@ -64,7 +64,7 @@ func (s *Store) Resources(ctx context.Context, rq pircan.ResourceQuery) ([]pirca
 		return nil, 0, nil // no such publisher: nothing matches
 	}
 	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
-		p := db.ListResourcesParams{Viewer: viewerID(rq.Viewer), Lim: int32(rq.Limit), Off: int32(rq.Offset)}
+		p := db.ListResourcesParams{Viewer: viewerID(rq.Viewer), Lim: int32(rq.Limit), Off: int32(rq.Offset), ReadableOnly: rq.ReadableOnly}
 		if rq.Q != "" {
 			p.Q = likePattern(rq.Q)
 		}
@@ -75,7 +75,8 @@ func (s *Store) Resources(ctx context.Context, rq pircan.ResourceQuery) ([]pirca
 		if rq.By != "" {
 			p.By = &rq.By
 		}
-		n, err := q.CountResources(ctx, db.CountResourcesParams{Q: p.Q, Tag: p.Tag, By: p.By, Cap: pircan.MaxFindTotal + 1})
+		n, err := q.CountResources(ctx, db.CountResourcesParams{Q: p.Q, Tag: p.Tag, By: p.By,
+			ReadableOnly: p.ReadableOnly, Viewer: p.Viewer, Cap: pircan.MaxFindTotal + 1})
 		if err != nil {
 			return err
 		}

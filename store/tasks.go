@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store/db"
 )
@@ -88,14 +90,19 @@ func grantingAgreement(active []db.TaskAgreementsRow, skill string) (id, granted
 }
 
 // Tasks implements pircan.TaskStore.
-func (s *Store) Tasks(ctx context.Context, agentID string, incoming bool, status string, limit, offset int) ([]pircan.Task, int, error) {
+func (s *Store) Tasks(ctx context.Context, tq pircan.TaskQuery) ([]pircan.Task, int, error) {
 	var out []pircan.Task
 	total := 0
+	status, offset := tq.Status, tq.Offset
 	if status == "" {
 		status = "any"
 	}
 	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
-		p := db.ListTasksParams{Incoming: incoming, Agent: agentID, Status: status, Lim: int32(limit), Off: int32(offset)}
+		p := db.ListTasksParams{Incoming: tq.Incoming, Agent: tq.AgentID, Status: status, Lim: int32(tq.Limit), Off: int32(offset),
+			Other: orNil(tq.With), Agreement: orNil(tq.AgreementID)}
+		if !tq.ChangedSince.IsZero() {
+			p.ChangedSince = pgtype.Timestamptz{Time: tq.ChangedSince, Valid: true}
+		}
 		rows, err := q.ListTasks(ctx, p)
 		for _, r := range rows {
 			out = append(out, task(db.TaskOfRow{ID: r.ID, Requester: r.Requester, RequesterName: r.RequesterName,
@@ -207,4 +214,12 @@ func task(r db.TaskOfRow) pircan.Task {
 		t.AnsweredAt = r.AnsweredAt.Time
 	}
 	return t
+}
+
+// orNil is an optional filter's value: nil when not given ("").
+func orNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

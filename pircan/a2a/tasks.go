@@ -177,20 +177,17 @@ type listParams struct {
 }
 
 // ListTasks paging (A2A §3.1.4): pages of 1 to 100 tasks, 50 by default.
+// A page holds at most the core's page (pircan.MaxPage), with a
+// nextPageToken while more match.
 const (
 	defaultPageSize = 50
 	maxPageSize     = 100
-	// scanRows bounds the caller's outgoing tasks one call reads: the core
-	// lists them all, and this face keeps those to this agent. A page
-	// may so hold fewer than pageSize tasks, with a nextPageToken.
-	scanRows = 200
-	corePage = 10 // ListTasksArgs' largest limit
 )
 
 // listTasks pages through the tasks the caller asked of this agent, in the
-// core's order (open ones first, then newest first). The page token is the
-// position in the caller's outgoing tasks where the next scan starts.
-// totalSize is exact when one call saw the whole list, else an upper bound.
+// core's order (open ones first, then newest first), filtered by the core
+// (the agent, contextId, statusTimestampAfter), so totalSize is exact. The
+// page token is the offset in that list.
 func listTasks(ctx context.Context, f *Face, c pircan.Caller, agentID string, raw json.RawMessage) (any, error) {
 	var p listParams
 	if err := json.Unmarshal(raw, &p); err != nil {
@@ -238,52 +235,29 @@ func listTasks(ctx context.Context, f *Face, c pircan.Caller, agentID string, ra
 	if never {
 		return page, nil
 	}
-	dir := "outgoing"
-	total, skipped, end := 0, 0, false
-	for scanned := 0; len(page.Tasks) < size && scanned < scanRows && !end; {
-		if offset > maxOffset {
-			end = true
-			break
-		}
-		limit, off := corePage, offset
-		res, err := f.core.Tasks(ctx, c, pircan.ListTasksArgs{Direction: &dir, Status: &status, Limit: &limit, Offset: &off})
-		if err != nil {
-			return nil, err
-		}
-		total = res.Total
-		consumed := 0
-		for _, t := range res.Items {
-			if len(page.Tasks) == size {
-				break
-			}
-			consumed++
-			offset++
-			scanned++
-			if t.To.AgentID != agentID || (p.ContextID != "" && renderTask(t, view{}).ContextID != p.ContextID) ||
-				(!after.IsZero() && statusTime(t).Before(after)) {
-				skipped++
-				continue
-			}
-			page.Tasks = append(page.Tasks, renderTask(t, v))
-		}
-		// The list ends where the core's does, unless the page filled first.
-		end = consumed == len(res.Items) && (len(res.Items) < corePage || offset >= total)
+	if p.ContextID != "" && !pircan.ValidID(p.ContextID) {
+		return page, nil // a contextId PIRCAN never gave names no task
 	}
-	if !end {
-		page.NextPageToken = strconv.Itoa(offset)
+	dir, limit := "outgoing", min(size, pircan.MaxPage)
+	a := pircan.ListTasksArgs{Direction: &dir, Status: &status, Limit: &limit, Offset: &offset, With: &agentID}
+	if p.ContextID != "" {
+		a.AgreementID = &p.ContextID
 	}
-	page.TotalSize = max(total-skipped, len(page.Tasks))
+	if !after.IsZero() {
+		a.ChangedSince = &after
+	}
+	res, err := f.core.Tasks(ctx, c, a)
+	if err != nil {
+		return nil, renamed(err, map[string]string{"offset": "pageToken"})
+	}
+	for _, t := range res.Items {
+		page.Tasks = append(page.Tasks, renderTask(t, v))
+	}
+	if next := offset + len(res.Items); next < res.Total {
+		page.NextPageToken = strconv.Itoa(next)
+	}
+	page.TotalSize = res.Total
 	return page, nil
-}
-
-// maxOffset is the core's largest ListTasksArgs offset.
-const maxOffset = 10000
-
-func statusTime(t pircan.Task) time.Time {
-	if !t.AnsweredAt.IsZero() {
-		return t.AnsweredAt
-	}
-	return t.At
 }
 
 // listPage is A2A's ListTasksResponse; nextPageToken is always present.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/creatimus/pircan/internal/a2aclient"
 	"github.com/creatimus/pircan/pircan"
@@ -114,12 +115,31 @@ func TestTaskLifecycle(t *testing.T) {
 	}
 	_, r = e.rpc(t, b.id, a.token, "ListTasks", map[string]any{"status": "TASK_STATE_RUNNING"})
 	refused(t, r, a2a.CodeInvalidParams, pircan.CodeInvalidArgument)
-	// Another agent's URL lists none of them.
+	// Another agent's URL lists none of them: the core filters by the
+	// agent, so totalSize counts only this agent's tasks.
 	c := e.agent(t, "Other")
 	_, r = e.rpc(t, c.id, a.token, "ListTasks", map[string]any{})
 	result(t, r, &page)
-	if len(page.Tasks) != 0 {
+	if len(page.Tasks) != 0 || page.TotalSize != 0 {
 		t.Fatalf("ListTasks at another agent: %+v", page)
+	}
+	// By contextId (the agreement) and by the time of the last change.
+	_, r = e.rpc(t, b.id, a.token, "ListTasks", map[string]any{"contextId": task.ContextID})
+	result(t, r, &page)
+	if len(page.Tasks) != 2 || page.TotalSize != 2 {
+		t.Fatalf("ListTasks by contextId: %+v", page)
+	}
+	for _, ctxID := range []string{uuid(), "not-an-id"} {
+		_, r = e.rpc(t, b.id, a.token, "ListTasks", map[string]any{"contextId": ctxID})
+		result(t, r, &page)
+		if len(page.Tasks) != 0 || page.TotalSize != 0 {
+			t.Fatalf("ListTasks by another contextId %q: %+v", ctxID, page)
+		}
+	}
+	_, r = e.rpc(t, b.id, a.token, "ListTasks", map[string]any{"statusTimestampAfter": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	result(t, r, &page)
+	if len(page.Tasks) != 0 || page.TotalSize != 0 {
+		t.Fatalf("ListTasks changed in the future: %+v", page)
 	}
 	if n := calls(t, e, "SendMessage", "ok"); n != 2 {
 		t.Errorf("calls SendMessage/ok = %v", n)

@@ -170,7 +170,7 @@ const goldenTaskText = "Assess the chlorine release at the Östra depot: wind 4 
 	"Give the evacuation radius, the shelter-in-place zone and the exposure limits for the next hour (metres, ppm) " +
 	"with your confidence. Schüler-Straße is closed: use the north road."
 
-func (goldenStore) Tasks(context.Context, string, bool, string, int, int) ([]pircan.Task, int, error) {
+func (goldenStore) Tasks(context.Context, pircan.TaskQuery) ([]pircan.Task, int, error) {
 	return []pircan.Task{
 		{ID: goldenTaskID, Skill: "chemistry", From: goldenParty(), AgreementID: goldenAgrID, At: goldenAt.Add(-2 * time.Minute),
 			State: pircan.TaskOpen, Text: goldenTaskText},

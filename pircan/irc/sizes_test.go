@@ -319,7 +319,7 @@ func TestEveryReplyFitsWithRe(t *testing.T) {
 							sent = append(sent, m.Text)
 						}
 					case c.verb == "TASKS":
-						tasks, _, _ := st.Tasks(context.Background(), "", true, pircan.TaskOpen, 10, 0)
+						tasks, _, _ := st.Tasks(context.Background(), pircan.TaskQuery{Incoming: true, Status: pircan.TaskOpen, Limit: 10})
 						for _, tk := range tasks {
 							sent = append(sent, tk.Text)
 						}
@@ -484,7 +484,7 @@ func (s sizesStore) resource() pircan.Resource {
 func (s sizesStore) AddTask(context.Context, pircan.Actor, pircan.NewTask, pircan.Limits) (pircan.Task, error) {
 	return s.task(), s.fail
 }
-func (s sizesStore) Tasks(context.Context, string, bool, string, int, int) ([]pircan.Task, int, error) {
+func (s sizesStore) Tasks(context.Context, pircan.TaskQuery) ([]pircan.Task, int, error) {
 	out := make([]pircan.Task, 10)
 	for i := range out {
 		out[i] = s.task()

@@ -13,7 +13,7 @@ import (
 // tasksArgs are TASKS' arguments: only limit (DESIGN.md), so HELP lists
 // only it; the rest of ListTasksArgs is fixed to incoming and open.
 type tasksArgs struct {
-	Limit *int `json:"limit" check:"range=1-10,default=5"`
+	Limit *int `json:"limit" check:"range=@page,default=5"`
 }
 
 // openTasks lists the caller's open incoming tasks.

@@ -64,9 +64,8 @@ func (f *Face) addResourceAPI() {
 }
 
 // listResources answers resources/list: one page of list_resources for
-// the caller (newest first), only the resources it may read. The cursor is
-// the page's offset in the whole library, so a page may hold fewer than
-// listPage resources (or none) and still have a next one.
+// the caller (newest first) of the resources it may read, which the core
+// keeps. The cursor is the page's offset in that list.
 func (f *Face) listResources(ctx context.Context, req *sdk.ListResourcesRequest) (*sdk.ListResourcesResult, error) {
 	start := time.Now()
 	offset := 0
@@ -84,10 +83,8 @@ func (f *Face) listResources(ctx context.Context, req *sdk.ListResourcesRequest)
 	}
 	out := &sdk.ListResourcesResult{Resources: []*sdk.Resource{}, Cacheable: private}
 	for _, r := range page.Items {
-		if r.Readable {
-			out.Resources = append(out.Resources, &sdk.Resource{URI: ResourceURI(r.ID), Name: r.Title, Title: r.Title,
-				MIMEType: r.MediaType, Size: int64(r.Size), Description: resourceDescription(r)})
-		}
+		out.Resources = append(out.Resources, &sdk.Resource{URI: ResourceURI(r.ID), Name: r.Title, Title: r.Title,
+			MIMEType: r.MediaType, Size: int64(r.Size), Description: resourceDescription(r)})
 	}
 	next := page.Offset + len(page.Items)
 	if more := next < page.Total || page.TotalCapped; more && len(page.Items) > 0 && next <= maxListOffset {
@@ -109,7 +106,7 @@ func (f *Face) resourcePage(ctx context.Context, extra *sdk.RequestExtra, offset
 		return pircan.Page[pircan.Resource]{}, err
 	}
 	limit := listPage // the args are the operation's to fill in
-	return f.core.Resources(ctx, c, pircan.ListResourcesArgs{Limit: &limit, Offset: &offset})
+	return f.core.Resources(ctx, c, pircan.ListResourcesArgs{Limit: &limit, Offset: &offset, ReadableOnly: true})
 }
 
 func resourceDescription(r pircan.Resource) string {

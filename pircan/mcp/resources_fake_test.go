@@ -64,6 +64,9 @@ func (l *fakeLibrary) Resources(_ context.Context, q pircan.ResourceQuery) ([]pi
 			continue
 		}
 		r.Readable, r.Content = l.readable(q.Viewer, r), ""
+		if q.ReadableOnly && !r.Readable {
+			continue
+		}
 		match = append(match, r)
 	}
 	page := match[min(q.Offset, len(match)):]

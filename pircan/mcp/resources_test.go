@@ -218,16 +218,16 @@ func TestResourceToolsFake(t *testing.T) {
 	}
 }
 
-// resources/list pages through the library by offset: a page lists the
-// readable ones of list_resources' largest page, and its cursor is the
-// next page's offset.
+// resources/list pages through the resources the caller may read (the
+// core keeps them): a page is list_resources' largest, and its cursor is
+// the next page's offset in that list.
 func TestResourcesListPagesFake(t *testing.T) {
 	lib := newFakeLibrary()
 	e := newEnvOver(t, lib, limits(), mcp.Config{})
 	pub, _ := e.agent(t)
 	reader, _ := e.agent(t)
-	var want []string // newest first, readable by reader
-	for i := range 13 {
+	var want []string   // newest first, readable by reader
+	for i := range 16 { // 12 public, 4 for agreements
 		access := pircan.AccessPublic
 		if i%4 == 0 {
 			access = pircan.AccessAgreement

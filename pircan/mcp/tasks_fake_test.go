@@ -54,7 +54,8 @@ func (f *fakeTasks) AddTask(_ context.Context, actor pircan.Actor, n pircan.NewT
 	return t, nil
 }
 
-func (f *fakeTasks) Tasks(_ context.Context, agentID string, incoming bool, status string, limit, offset int) ([]pircan.Task, int, error) {
+func (f *fakeTasks) Tasks(_ context.Context, q pircan.TaskQuery) ([]pircan.Task, int, error) {
+	agentID, incoming, status, limit, offset := q.AgentID, q.Incoming, q.Status, q.Limit, q.Offset
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var match []pircan.Task

@@ -37,21 +37,28 @@ func (q *Queries) CountResourcePublications(ctx context.Context, agentID *string
 
 const countResources = `-- name: CountResources :one
 SELECT count(*) FROM (
-    SELECT 1 FROM resources
-    WHERE ($1::text IS NULL OR title_folded LIKE '%' || $1::text || '%')
-      AND ($2::text IS NULL OR tags_folded @> ARRAY[$2::text])
-      AND ($3::uuid IS NULL OR agent_id = $3::uuid)
-    LIMIT $4) AS s
+    SELECT 1 FROM resources r
+    WHERE ($1::text IS NULL OR r.title_folded LIKE '%' || $1::text || '%')
+      AND ($2::text IS NULL OR r.tags_folded @> ARRAY[$2::text])
+      AND ($3::uuid IS NULL OR r.agent_id = $3::uuid)
+      AND (NOT $4::boolean OR (r.agent_id = $5::uuid OR r.access = 'public' OR EXISTS (
+            SELECT 1 FROM agreements g
+            WHERE g.requester = $5::uuid AND g.target = r.agent_id
+              AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
+    LIMIT $6) AS s
 `
 
 type CountResourcesParams struct {
-	Q   *string
-	Tag *string
-	By  *string
-	Cap int32
+	Q            *string
+	Tag          *string
+	By           *string
+	ReadableOnly bool
+	Viewer       string
+	Cap          int32
 }
 
-// list_resources' total, counted up to @cap matches (as FIND's: an exact
+// list_resources' total (with readable_only, of those the viewer may
+// read: MCP's resources/list), counted up to @cap matches (as FIND's: an exact
 // count of a common filter over a large library costs what the page does
 // not).
 func (q *Queries) CountResources(ctx context.Context, arg CountResourcesParams) (int64, error) {
@@ -59,6 +66,8 @@ func (q *Queries) CountResources(ctx context.Context, arg CountResourcesParams) 
 		arg.Q,
 		arg.Tag,
 		arg.By,
+		arg.ReadableOnly,
+		arg.Viewer,
 		arg.Cap,
 	)
 	var count int64
@@ -183,17 +192,22 @@ JOIN agents a ON a.id = r.agent_id
 WHERE ($2::text IS NULL OR r.title_folded LIKE '%' || $2::text || '%')
   AND ($3::text IS NULL OR r.tags_folded @> ARRAY[$3::text])
   AND ($4::uuid IS NULL OR r.agent_id = $4::uuid)
+  AND (NOT $5::boolean OR (r.agent_id = $1::uuid OR r.access = 'public' OR EXISTS (
+        SELECT 1 FROM agreements g
+        WHERE g.requester = $1::uuid AND g.target = r.agent_id
+          AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
 ORDER BY r.created_at + interval '0 seconds' DESC, r.id
-LIMIT $6 OFFSET $5
+LIMIT $7 OFFSET $6
 `
 
 type ListFewResourcesParams struct {
-	Viewer string
-	Q      *string
-	Tag    *string
-	By     *string
-	Off    int32
-	Lim    int32
+	Viewer       string
+	Q            *string
+	Tag          *string
+	By           *string
+	ReadableOnly bool
+	Off          int32
+	Lim          int32
 }
 
 type ListFewResourcesRow struct {
@@ -219,6 +233,7 @@ func (q *Queries) ListFewResources(ctx context.Context, arg ListFewResourcesPara
 		arg.Q,
 		arg.Tag,
 		arg.By,
+		arg.ReadableOnly,
 		arg.Off,
 		arg.Lim,
 	)
@@ -262,17 +277,22 @@ JOIN agents a ON a.id = r.agent_id
 WHERE ($2::text IS NULL OR r.title_folded LIKE '%' || $2::text || '%')
   AND ($3::text IS NULL OR r.tags_folded @> ARRAY[$3::text])
   AND ($4::uuid IS NULL OR r.agent_id = $4::uuid)
+  AND (NOT $5::boolean OR (r.agent_id = $1::uuid OR r.access = 'public' OR EXISTS (
+        SELECT 1 FROM agreements g
+        WHERE g.requester = $1::uuid AND g.target = r.agent_id
+          AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
 ORDER BY r.created_at DESC, r.id
-LIMIT $6 OFFSET $5
+LIMIT $7 OFFSET $6
 `
 
 type ListResourcesParams struct {
-	Viewer string
-	Q      *string
-	Tag    *string
-	By     *string
-	Off    int32
-	Lim    int32
+	Viewer       string
+	Q            *string
+	Tag          *string
+	By           *string
+	ReadableOnly bool
+	Off          int32
+	Lim          int32
 }
 
 type ListResourcesRow struct {
@@ -297,6 +317,7 @@ func (q *Queries) ListResources(ctx context.Context, arg ListResourcesParams) ([
 		arg.Q,
 		arg.Tag,
 		arg.By,
+		arg.ReadableOnly,
 		arg.Off,
 		arg.Lim,
 	)

@@ -73,16 +73,24 @@ JOIN agents r ON r.id = t.requester
 JOIN agents g ON g.id = t.target
 WHERE (CASE WHEN $1::boolean THEN t.target ELSE t.requester END) = $2
   AND ($3::text = 'any' OR t.state = $3::text)
+  AND ($4::uuid IS NULL
+       OR (CASE WHEN $1::boolean THEN t.requester ELSE t.target END) = $4::uuid)
+  AND ($5::uuid IS NULL OR t.agreement_id = $5::uuid)
+  AND ($6::timestamptz IS NULL
+       OR coalesce(t.answered_at, t.created_at) >= $6::timestamptz)
 ORDER BY t.state <> 'open', t.created_at DESC, t.id
-LIMIT $5 OFFSET $4
+LIMIT $8 OFFSET $7
 `
 
 type ListTasksParams struct {
-	Incoming bool
-	Agent    string
-	Status   string
-	Off      int32
-	Lim      int32
+	Incoming     bool
+	Agent        string
+	Status       string
+	Other        *string
+	Agreement    *string
+	ChangedSince pgtype.Timestamptz
+	Off          int32
+	Lim          int32
 }
 
 type ListTasksRow struct {
@@ -103,12 +111,17 @@ type ListTasksRow struct {
 
 // The agent's incoming (as target) or outgoing tasks, open ones first, then
 // newest first, with the total. A page is at most 10 rows; the open
-// incoming ones (list_tasks' default) come from tasks_target_open.
+// incoming ones (list_tasks' default) come from tasks_target_open. The
+// optional filters: the other party, the agreement, a last change (the
+// answer, else the creation) at or after a time.
 func (q *Queries) ListTasks(ctx context.Context, arg ListTasksParams) ([]ListTasksRow, error) {
 	rows, err := q.db.Query(ctx, listTasks,
 		arg.Incoming,
 		arg.Agent,
 		arg.Status,
+		arg.Other,
+		arg.Agreement,
+		arg.ChangedSince,
 		arg.Off,
 		arg.Lim,
 	)
