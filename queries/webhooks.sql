@@ -18,19 +18,29 @@ DELETE FROM webhooks WHERE id = @id AND agent_id = @agent_id RETURNING url;
 -- lease_until) in one statement: SKIP LOCKED lets any number of deliverers
 -- claim at once without waiting on or taking each other's rows, and the
 -- lease keeps a claimed row from being claimed again while it is POSTed; a
--- deliverer that dies mid-POST only delays it until the lease ends. A
--- paused webhook's rows wait; of one webhook at most per_webhook are on the
--- wire in this deliverer: busy_ids/busy_counts say how many it has already.
+-- deliverer that dies mid-POST only delays it until the lease ends. Of one
+-- webhook at most per_webhook are on the wire in this deliverer:
+-- busy_ids/busy_counts say how many it has already. Only the oldest
+-- candidates due rows are ranked (by the due index), so a claim costs the
+-- same whatever the backlog: a webhook has at most one row per type, so
+-- enough of them are claimable (the deliverer asks for several times
+-- max_rows plus its busy webhooks). A paused webhook's rows were deferred
+-- with it (DeferWebhookDeliveries); the check here is for a race.
 WITH inflight AS (
     SELECT unnest(@busy_ids::uuid[]) AS webhook_id, unnest(@busy_counts::int[]) AS n
-), ranked AS (
-    SELECT d.id, d.next_attempt_at,
-           row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) + coalesce(i.n, 0) AS slot
+), candidates AS (
+    SELECT d.id, d.webhook_id, d.next_attempt_at
     FROM webhook_deliveries d
-    JOIN webhooks w ON w.id = d.webhook_id
-    LEFT JOIN inflight i ON i.webhook_id = d.webhook_id
     WHERE d.next_attempt_at <= @now AND d.first_at > @expired_before
-      AND w.disabled_at IS NULL AND (w.paused_until IS NULL OR w.paused_until <= @now)
+    ORDER BY d.next_attempt_at
+    LIMIT @candidates
+), ranked AS (
+    SELECT c.id, c.next_attempt_at,
+           row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt_at, c.id) + coalesce(i.n, 0) AS slot
+    FROM candidates c
+    JOIN webhooks w ON w.id = c.webhook_id
+    LEFT JOIN inflight i ON i.webhook_id = c.webhook_id
+    WHERE w.disabled_at IS NULL AND (w.paused_until IS NULL OR w.paused_until <= @now)
 ), due AS (
     SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
     WHERE r.slot <= @per_webhook::int AND d.next_attempt_at <= @now
@@ -66,6 +76,12 @@ RETURNING failures, agent_id, url;
 
 -- name: PauseWebhook :exec
 UPDATE webhooks SET paused_until = @paused_until WHERE id = @id;
+
+-- name: DeferWebhookDeliveries :exec
+-- A paused webhook's deliveries wait with it: out of the due range, so
+-- claims never walk past them.
+UPDATE webhook_deliveries SET next_attempt_at = @paused_until
+WHERE webhook_id = @webhook_id AND next_attempt_at < @paused_until;
 
 -- name: DisableWebhook :exec
 UPDATE webhooks SET disabled_at = now() WHERE id = @id;

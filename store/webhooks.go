@@ -83,6 +83,14 @@ func urlHost(raw string) string {
 
 var _ pircan.DeliveryStore = (*Store)(nil)
 
+// claimCandidates is how many of the oldest due rows a claim ranks per
+// delivery it may take or webhook it has on the wire: a webhook has at
+// most one row per notification type (seven), of which a claim takes at
+// most PerWebhook, so eight per row wanted and per busy webhook leave
+// enough claimable whatever the order, and the claim's cost does not grow
+// with the backlog.
+const claimCandidates = 8
+
 // ClaimDeliveries takes up to c.Limit due deliveries for this process and
 // leases them; the counts are read in the same transaction.
 func (s *Store) ClaimDeliveries(ctx context.Context, c pircan.DeliveryClaim) ([]pircan.WebhookDelivery, error) {
@@ -94,7 +102,8 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c pircan.DeliveryClaim) ([]
 	}
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		rows, err := q.ClaimDeliveries(ctx, db.ClaimDeliveriesParams{Now: c.Now, ExpiredBefore: c.Expired,
-			LeaseUntil: c.LeaseUntil, MaxRows: int32(c.Limit), PerWebhook: int32(c.PerWebhook), BusyIds: ids, BusyCounts: counts})
+			LeaseUntil: c.LeaseUntil, MaxRows: int32(c.Limit), PerWebhook: int32(c.PerWebhook), BusyIds: ids, BusyCounts: counts,
+			Candidates: int32(claimCandidates * (c.Limit + len(c.InFlight)))})
 		if err != nil {
 			return err
 		}
@@ -149,7 +158,11 @@ func (s *Store) DeliveryFailed(ctx context.Context, d pircan.WebhookDelivery, f 
 			return notFound(err) // deleted meanwhile
 		}
 		if int(w.Failures) < f.MaxFailures {
-			return q.PauseWebhook(ctx, db.PauseWebhookParams{ID: d.WebhookID, PausedUntil: pgtype.Timestamptz{Time: f.Pause(int(w.Failures)), Valid: true}})
+			until := f.Pause(int(w.Failures))
+			if err := q.PauseWebhook(ctx, db.PauseWebhookParams{ID: d.WebhookID, PausedUntil: pgtype.Timestamptz{Time: until, Valid: true}}); err != nil {
+				return err
+			}
+			return q.DeferWebhookDeliveries(ctx, db.DeferWebhookDeliveriesParams{WebhookID: d.WebhookID, PausedUntil: until})
 		}
 		disabled = true
 		if err := q.DisableWebhook(ctx, d.WebhookID); err != nil {

@@ -162,3 +162,41 @@ func TestWebhookSlowAnswerBacksOff(t *testing.T) {
 		t.Fatalf("a quick answer after the pause: %+v", w)
 	}
 }
+
+// A claim passes over the webhooks this deliverer has at their cap, however
+// many rows they have queued ahead of everyone else's, and still fills its
+// batch from the rest (it ranks a bounded number of the oldest due rows).
+func TestWebhookClaimPassesBusyWebhooks(t *testing.T) {
+	e := newEnv(t, allowLocal())
+	busy := map[string]int{}
+	for i := range 4 {
+		a := e.agent(fmt.Sprintf("busy%d", i))
+		for j := range pircan.MaxWebhooks {
+			w, _ := e.hook(a, fmt.Sprintf("http://127.0.0.1:1/busy%d/%d", i, j))
+			busy[w.ID] = webhook.PerWebhook
+		}
+		for _, typ := range allTypes {
+			e.notify(a, typ)
+		}
+	}
+	for i := range 8 {
+		a := e.agent(fmt.Sprintf("idle%d", i))
+		for j := range pircan.MaxWebhooks {
+			e.hook(a, fmt.Sprintf("http://127.0.0.1:1/idle%d/%d", i, j))
+		}
+		e.notify(a, pircan.NotifyMessage)
+	}
+	got, err := e.st.ClaimDeliveries(e.ctx, pircan.DeliveryClaim{Now: e.now, Expired: e.now.Add(-webhook.Lifetime),
+		LeaseUntil: e.now.Add(webhook.Lease), Limit: webhook.Workers, PerWebhook: webhook.PerWebhook, InFlight: busy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != webhook.Workers {
+		t.Fatalf("claimed %d, want a full batch of %d", len(got), webhook.Workers)
+	}
+	for _, d := range got {
+		if _, ok := busy[d.WebhookID]; ok {
+			t.Fatalf("claimed a delivery of a webhook at its cap: %s", d.URL)
+		}
+	}
+}

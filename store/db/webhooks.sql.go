@@ -15,19 +15,24 @@ import (
 const claimDeliveries = `-- name: ClaimDeliveries :many
 WITH inflight AS (
     SELECT unnest($2::uuid[]) AS webhook_id, unnest($3::int[]) AS n
-), ranked AS (
-    SELECT d.id, d.next_attempt_at,
-           row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) + coalesce(i.n, 0) AS slot
+), candidates AS (
+    SELECT d.id, d.webhook_id, d.next_attempt_at
     FROM webhook_deliveries d
-    JOIN webhooks w ON w.id = d.webhook_id
-    LEFT JOIN inflight i ON i.webhook_id = d.webhook_id
     WHERE d.next_attempt_at <= $4 AND d.first_at > $5
-      AND w.disabled_at IS NULL AND (w.paused_until IS NULL OR w.paused_until <= $4)
+    ORDER BY d.next_attempt_at
+    LIMIT $6
+), ranked AS (
+    SELECT c.id, c.next_attempt_at,
+           row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt_at, c.id) + coalesce(i.n, 0) AS slot
+    FROM candidates c
+    JOIN webhooks w ON w.id = c.webhook_id
+    LEFT JOIN inflight i ON i.webhook_id = c.webhook_id
+    WHERE w.disabled_at IS NULL AND (w.paused_until IS NULL OR w.paused_until <= $4)
 ), due AS (
     SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
-    WHERE r.slot <= $6::int AND d.next_attempt_at <= $4
+    WHERE r.slot <= $7::int AND d.next_attempt_at <= $4
     ORDER BY r.next_attempt_at
-    LIMIT $7
+    LIMIT $8
     FOR UPDATE OF d SKIP LOCKED
 )
 UPDATE webhook_deliveries d SET next_attempt_at = $1
@@ -42,6 +47,7 @@ type ClaimDeliveriesParams struct {
 	BusyCounts    []int32
 	Now           time.Time
 	ExpiredBefore time.Time
+	Candidates    int32
 	PerWebhook    int32
 	MaxRows       int32
 }
@@ -62,9 +68,14 @@ type ClaimDeliveriesRow struct {
 // lease_until) in one statement: SKIP LOCKED lets any number of deliverers
 // claim at once without waiting on or taking each other's rows, and the
 // lease keeps a claimed row from being claimed again while it is POSTed; a
-// deliverer that dies mid-POST only delays it until the lease ends. A
-// paused webhook's rows wait; of one webhook at most per_webhook are on the
-// wire in this deliverer: busy_ids/busy_counts say how many it has already.
+// deliverer that dies mid-POST only delays it until the lease ends. Of one
+// webhook at most per_webhook are on the wire in this deliverer:
+// busy_ids/busy_counts say how many it has already. Only the oldest
+// candidates due rows are ranked (by the due index), so a claim costs the
+// same whatever the backlog: a webhook has at most one row per type, so
+// enough of them are claimable (the deliverer asks for several times
+// max_rows plus its busy webhooks). A paused webhook's rows were deferred
+// with it (DeferWebhookDeliveries); the check here is for a race.
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
 	rows, err := q.db.Query(ctx, claimDeliveries,
 		arg.LeaseUntil,
@@ -72,6 +83,7 @@ func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams
 		arg.BusyCounts,
 		arg.Now,
 		arg.ExpiredBefore,
+		arg.Candidates,
 		arg.PerWebhook,
 		arg.MaxRows,
 	)
@@ -113,6 +125,23 @@ func (q *Queries) CountWebhooks(ctx context.Context, agentID string) (int64, err
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const deferWebhookDeliveries = `-- name: DeferWebhookDeliveries :exec
+UPDATE webhook_deliveries SET next_attempt_at = $1
+WHERE webhook_id = $2 AND next_attempt_at < $1
+`
+
+type DeferWebhookDeliveriesParams struct {
+	PausedUntil time.Time
+	WebhookID   string
+}
+
+// A paused webhook's deliveries wait with it: out of the due range, so
+// claims never walk past them.
+func (q *Queries) DeferWebhookDeliveries(ctx context.Context, arg DeferWebhookDeliveriesParams) error {
+	_, err := q.db.Exec(ctx, deferWebhookDeliveries, arg.PausedUntil, arg.WebhookID)
+	return err
 }
 
 const deleteDelivered = `-- name: DeleteDelivered :execrows
