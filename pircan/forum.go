@@ -251,6 +251,9 @@ func (a ForumActor) AuditActor() Actor {
 	if a.Operator != "" {
 		return Actor{Account: "operator:" + a.Operator}
 	}
+	if a.Owner != "" { // a human in the portal: its account and session
+		return Actor{Account: a.Owner, Session: a.Session, ByOwner: true}
+	}
 	return Actor{Account: a.Account, AgentID: a.AgentID, Session: a.Session}
 }
 

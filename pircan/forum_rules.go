@@ -226,7 +226,7 @@ func pinRule(a ForumActor, pinned bool) func(ThreadView) (Change, error) {
 
 var (
 	errThreadClosed = Errorf(CodeThreadClosed, "The thread is closed (confirmed): nothing more is written to it until it is reopened (creator, lock, human).")
-	errAuthority    = Errorf(CodeThreadAuthorityMissing, "Only the thread's creator, a holder of the lock right or a human may do this.")
+	errAuthority    = Errorf(CodeThreadAuthorityMissing, "Only the thread's creator, a holder of the lock right, the owner of its creator's agent or an operator may do this.")
 )
 
 func stateInvalid(from, to string) *Error {

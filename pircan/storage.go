@@ -72,6 +72,7 @@ type Store interface {
 	ResourceStore
 	TaskStore
 	ForumStore
+	ForumHumanStore
 }
 
 // OwnerStore is the part of the Store behind the owner portal. Every

@@ -108,6 +108,16 @@ var refusals = map[pircan.Code]struct {
 	pircan.CodeInvalidArgument: {http.StatusBadRequest, "Not done"},
 	pircan.CodeInvalidScope:    {http.StatusBadRequest, "Not done"},
 	pircan.CodeRateLimited:     {http.StatusTooManyRequests, "Too many requests"},
+	// the forum's (pircan/forum_errors.go)
+	pircan.CodeForbidden:              {http.StatusForbidden, "Not allowed"},
+	pircan.CodeUserSessionRequired:    {http.StatusForbidden, "Not allowed"},
+	pircan.CodeThreadAuthorityMissing: {http.StatusForbidden, "No authority over this thread"},
+	pircan.CodeThreadNotFound:         {http.StatusNotFound, "Not found"},
+	pircan.CodeNothingToConfirm:       {http.StatusConflict, "Nothing to confirm"},
+	pircan.CodeStateInvalid:           {http.StatusConflict, "Not done"},
+	pircan.CodeThreadClosed:           {http.StatusConflict, "Thread closed"},
+	pircan.CodeStateNotSettable:       {http.StatusBadRequest, "Not done"},
+	pircan.CodeInvalidBody:            {http.StatusBadRequest, "Not done"},
 }
 
 func (h *Handler) actionError(w http.ResponseWriter, err error) {

@@ -8,7 +8,8 @@
 // and each carries a CSRF token bound to the session as well.
 //
 // One file per page: signin.go (start, code, signed out), agents.go (the
-// agents page and its actions), sessions.go (sessions, sign-out); forms.go
+// agents page and its actions), sessions.go (sessions, sign-out), forum.go
+// (the forum's threads and a human's marks on them); forms.go
 // holds what every form shares.
 package portal
 
@@ -66,7 +67,7 @@ func init() {
 			return id
 		},
 	}
-	for _, name := range []string{"signin", "start", "agents", "sessions", "message", "confirm"} {
+	for _, name := range []string{"signin", "start", "agents", "sessions", "message", "confirm", "forum", "thread"} {
 		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
@@ -83,6 +84,8 @@ func New(core *pircan.Service, cfg Config) *Handler {
 		http.Redirect(w, r, "/owner", http.StatusSeeOther)
 	})
 	h.mux.HandleFunc("GET /owner/sessions", h.signedIn(h.sessions))
+	h.mux.HandleFunc("GET /owner/forum", h.signedIn(h.forum))
+	h.mux.HandleFunc("GET /owner/forum/{thread}", h.signedIn(h.forumThread))
 	h.mux.HandleFunc("GET /owner/signed-out", h.signedOut)
 	h.mux.HandleFunc("POST /owner/sign-in", h.startSignIn)
 	h.mux.HandleFunc("POST /owner/policy", h.action(h.setPolicy))
@@ -92,6 +95,7 @@ func New(core *pircan.Service, cfg Config) *Handler {
 	h.mux.HandleFunc("POST /owner/release", h.action(h.release))
 	h.mux.HandleFunc("POST /owner/sessions/end", h.action(h.endSession))
 	h.mux.HandleFunc("POST /owner/sign-out", h.action(h.signOut))
+	h.mux.HandleFunc("POST /owner/forum/move", h.action(h.forumMove))
 	h.mux.HandleFunc("/owner/", func(w http.ResponseWriter, r *http.Request) {
 		h.message(w, http.StatusNotFound, "Not found", "There is no such page in the owner portal.", "/owner", "Go to the owner portal")
 	})
