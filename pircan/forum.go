@@ -356,6 +356,7 @@ type ForumStore interface {
 	// PendingProposals are the threads with a pending proposal whose
 	// creator's agent the owner account owns (confirmed binding).
 	PendingProposals(ctx context.Context, owner string, limit int) ([]Thread, error)
+	ForumHumanStore // what humans' pages read (forum_humans.go)
 }
 
 // Store errors of the forum, turned into reasons by the operations.

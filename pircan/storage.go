@@ -72,7 +72,6 @@ type Store interface {
 	ResourceStore
 	TaskStore
 	ForumStore
-	ForumHumanStore
 }
 
 // OwnerStore is the part of the Store behind the owner portal. Every

@@ -29,8 +29,8 @@ func TestPortalForumInBrowser(t *testing.T) {
 	b := newBrowser(t, bot)
 	b.signIn(ann)
 	b.submit("confirm the binding", chromedp.Click(chromedp.ID("confirm-"+aliceID)))
-	const annName = "Ann Example"
-	_, err := bot.Store().VerifyOwner(t.Context(), "operator:ops", ann.Account, annName)
+	annName := "Ann Example"
+	_, err := bot.Core().VerifyOwner(t.Context(), pircan.OperatorCaller("operator:ops"), pircan.VerifyOwnerArgs{Account: &ann.Account, Name: &annName})
 	must(t, err)
 
 	// The agents speak through the forum's doors (the core, here): alice

@@ -41,7 +41,7 @@ func (b *browser) verifiedOwner(c pircan.Caller, owner, name string) string {
 		b.t.Fatalf("confirm binding: %d %s", got.status, got.body)
 	}
 	if name != "" {
-		if _, err := shared.VerifyOwner(b.t.Context(), "operator:ops", owner, name); err != nil {
+		if _, err := b.core.VerifyOwner(b.t.Context(), pircan.OperatorCaller("operator:ops"), pircan.VerifyOwnerArgs{Account: &owner, Name: &name}); err != nil {
 			b.t.Fatal(err)
 		}
 	}
