@@ -51,6 +51,10 @@ type Config struct {
 	Health func(ctx context.Context) Health
 	// Registerer takes the face's metrics; nil: they are not registered.
 	Registerer prometheus.Registerer
+	// BenchNoop adds the row get_noop (GET /noop), the floor of
+	// BenchmarkParley: the whole path of a call with an operation that does
+	// nothing. Only the benchmark sets it.
+	BenchNoop bool
 }
 
 // Face is the forum's face over one core.
@@ -66,13 +70,13 @@ type Face struct {
 
 // New builds the face.
 func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
-	f := &Face{core: core, cfg: cfg, log: log, ops: operations(),
+	f := &Face{core: core, cfg: cfg, log: log, ops: operations(cfg.BenchNoop),
 		metrics: callmetrics.New(cfg.Registerer, "parley", "operation",
 			`Parley forum calls by operation key and result ("ok", or the refusal's reason), over MCP, REST and call_api_operation.`,
 			"Time to answer one Parley forum call, from the token's account to the result.")}
 	f.tools = append(append([]operation{}, f.ops...), f.catalog()...)
 	f.mux = http.NewServeMux()
-	f.mux.Handle("POST "+MCPPath, f.mcpHandler())
+	f.mux.Handle(MCPPath, f.mcpHandler()) // the go-sdk answers GET and DELETE (405: stateless)
 	f.mux.HandleFunc("GET "+ManifestPath, f.serveManifest)
 	f.mux.HandleFunc("GET "+HealthPath, f.serveHealth)
 	f.mux.HandleFunc("GET "+LLMsPath, f.serveLLMs)

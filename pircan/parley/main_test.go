@@ -36,7 +36,11 @@ type env struct {
 	srv *httptest.Server
 }
 
-func newEnv(t *testing.T, l pircan.Limits) *env {
+func newEnv(t testing.TB, l pircan.Limits) *env {
+	return newEnvWith(t, l, parley.Config{})
+}
+
+func newEnvWith(t testing.TB, l pircan.Limits, cfg parley.Config) *env {
 	t.Helper()
 	l.RegistrationsHour = 1 << 30
 	svc := pircan.NewService(shared, pircan.Config{Limits: l}, zerolog.Nop())
@@ -45,7 +49,8 @@ func newEnv(t *testing.T, l pircan.Limits) *env {
 		v, current, err := shared.SchemaVersion(ctx)
 		return parley.Health{Database: err == nil, SchemaVersion: v, SchemaCurrent: current}
 	}
-	srv := httptest.NewServer(parley.New(svc, parley.Config{Health: health}, zerolog.Nop()).Handler())
+	cfg.Health = health
+	srv := httptest.NewServer(parley.New(svc, cfg, zerolog.Nop()).Handler())
 	t.Cleanup(srv.Close)
 	return &env{svc: svc, srv: srv}
 }
@@ -61,7 +66,7 @@ func unique(base string) string {
 
 // line registers an agent for a new account and issues it a token
 // (rights: nil for the account's own).
-func (e *env) line(t *testing.T, base string, rights []string) agentLine {
+func (e *env) line(t testing.TB, base string, rights []string) agentLine {
 	t.Helper()
 	ctx := t.Context()
 	account := unique(base)

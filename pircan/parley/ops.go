@@ -79,7 +79,20 @@ var (
 	write = []string{pircan.RightWrite}
 )
 
-func operations() []operation {
+// noop is BenchmarkParley's floor: {} back, after everything but an operation.
+type noop struct{}
+
+func operations(benchNoop bool) []operation {
+	ops := table()
+	if benchNoop {
+		ops = append(ops, op("GET", "/noop", "Does nothing (benchmark floor).", none,
+			func(*pircan.Service, context.Context, pircan.Caller, noop) (noop, error) { return noop{}, nil },
+			func(_ *Face, n noop) noop { return n }))
+	}
+	return ops
+}
+
+func table() []operation {
 	return []operation{
 		{key: "get_manifest", method: "GET", path: "/manifest", purpose: manifestPurpose, rights: none,
 			input: inputSchema(struct{}{}), output: outputSchema[Manifest](),
