@@ -272,7 +272,7 @@ func outputSchema[O any]() *jsonschema.Schema {
 // for the protocol reference (internal/protocoldoc).
 func OperationInfos() []OperationInfo {
 	var out []OperationInfo
-	for _, o := range operations() {
+	for _, o := range operations(false) {
 		out = append(out, o.info())
 	}
 	return out
