@@ -60,6 +60,11 @@ func (f *Face) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	start := time.Now()
 	req, rerr := readRequest(w, r)
+	// Every authenticated request counts against the per-minute limit, a
+	// malformed or unknown one too: each cost a token lookup.
+	if err := f.core.Admit(r.Context(), pircan.Caller{Account: account, Face: pircan.FaceA2A}); err != nil {
+		rerr = f.refusal(err, req.Method)
+	}
 	name := "other"
 	var out any
 	if rerr == nil {
@@ -156,7 +161,7 @@ func supportedVersion(v string) bool {
 	return v == "1" || v == "1.0" || strings.HasPrefix(v, "1.0.")
 }
 
-// call runs one method: the per-minute limit, the caller, the operation.
+// call runs one method: the caller, the operation.
 func (f *Face) call(ctx context.Context, r *http.Request, account string, req request) (any, *rpcError) {
 	m, ok := methods[req.Method]
 	if !ok {
@@ -169,23 +174,28 @@ func (f *Face) call(ctx context.Context, r *http.Request, account string, req re
 	// the face compares it with the tasks' own.
 	out, err := f.run(ctx, account, pircan.CanonicalID(r.PathValue("agent")), req.Params, m)
 	if err != nil {
-		var rerr *rpcError
-		if errors.As(err, &rerr) {
-			return nil, rerr
-		}
-		e := pircan.AsError(err)
-		if e.Code == pircan.CodeInternalError {
-			f.log.Error().Err(err).Str("ref", e.Ref).Str("method", req.Method).Msg("a2a: call failed")
-		}
-		return nil, refusalOf(e)
+		return nil, f.refusal(err, req.Method)
 	}
 	return out, nil
 }
 
-func (f *Face) run(ctx context.Context, account, agentID string, params json.RawMessage, m method) (any, error) {
-	if err := f.core.Admit(ctx, pircan.Caller{Account: account, Face: pircan.FaceA2A}); err != nil {
-		return nil, err
+// refusal is err as the JSON-RPC error of a call of method (an
+// internal_error logged with its ref).
+func (f *Face) refusal(err error, method string) *rpcError {
+	var rerr *rpcError
+	if errors.As(err, &rerr) {
+		return rerr
 	}
+	e := pircan.AsError(err)
+	if e.Code == pircan.CodeInternalError {
+		f.log.Error().Err(err).Str("ref", e.Ref).Str("method", method).Msg("a2a: call failed")
+	}
+	return refusalOf(e)
+}
+
+// run is one method for the caller: its agent, then the operation (the
+// per-minute limit was counted by serveRPC).
+func (f *Face) run(ctx context.Context, account, agentID string, params json.RawMessage, m method) (any, error) {
 	c, err := f.core.Caller(ctx, pircan.FaceA2A, account, "")
 	if err != nil {
 		return nil, err

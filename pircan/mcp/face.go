@@ -78,7 +78,7 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 		cfg.ParleyPath = "/parley"
 	}
 	f := &Face{core: core, cfg: cfg, log: log, tools: toolTable(), metrics: callmetrics.New(cfg.Registerer, "mcp", "tool",
-		`MCP tool calls by tool and result code ("ok", or the spec's error code of the refusal); resources/list and resources/read count under their method's name.`,
+		`MCP tool calls by tool and result code ("ok", or the spec's error code of the refusal); resources/list and resources/read count under their method's name, and so do initialize, tools/list and ping (other methods: "other") refused by the per-minute limit.`,
 		"Time to answer one MCP tool call (or resources/list, resources/read), from the token's account to the result (authentication not included).")}
 	if cfg.BenchNoop {
 		f.tools = append(f.tools, noopTool())
