@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -71,10 +72,22 @@ var faces = []struct{ name, path string }{
 func (b *Bot) faceURLs(e *zerolog.Event, at string) *zerolog.Event {
 	b.svc.Listening(at)
 	base := b.svc.PublicURL()
+	if host, _, err := net.SplitHostPort(at); b.cfg.PublicURL == "" && err == nil && !isLoopback(host) {
+		b.log.Warn().Str("public_url", base).Msg("PIRCAN_PUBLIC_URL is not set: agent cards, the manifest and the bearer " +
+			"challenge name the listen address; set it to the address clients use (https://pircan.example)")
+	}
 	for _, f := range faces {
 		e = e.Str(f.name, base+f.path)
 	}
 	return e
+}
+
+// isLoopback reports whether host (an IP, as a listener reports it) is a
+// loopback address: a listener only this machine reaches, whose own
+// address is what a local client uses.
+func isLoopback(host string) bool {
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
 }
 
 // ServeMetrics serves GET /metrics alone on addr (Config.MetricsAddr: an
