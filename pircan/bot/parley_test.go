@@ -27,7 +27,7 @@ func TestParleyReplica(t *testing.T) {
 		} `json:"endpoints"`
 	}
 	getJSON(t, primary.HTTPURL+"/api/v1/manifest", "", &m)
-	if m.Endpoints.Parley != parley.Root {
+	if m.Endpoints.Parley != primary.HTTPURL+parley.Root { // absolute: the public origin, here the bound address
 		t.Fatalf("PIRCAN's manifest: endpoints.parley %q", m.Endpoints.Parley)
 	}
 	var h parley.Health
