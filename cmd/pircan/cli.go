@@ -33,6 +33,7 @@ var runners = map[string]runner{
 	"owner":     runOwner,
 	"token":     runToken,
 	"resources": runResources,
+	"forum":     runForum,
 	"bench":     runBench,
 }
 
@@ -59,7 +60,7 @@ var commands = []command{
 		"owner clear <agent_id>",
 	}, "owners: record a checked name; remove an agent's owner binding"},
 	{"token", []string{
-		"token issue <account> [--label text] [--expires <lifetime>]",
+		"token issue <account> [--label text] [--expires <lifetime>] [--rights r,…]",
 		"token list [<account>]",
 		"token revoke <token_id>",
 	}, "bearer tokens of the HTTP faces (MCP, A2A): the secret is shown once"},
@@ -68,6 +69,17 @@ var commands = []command{
 		"resources show <resource_id>",
 		"resources remove <resource_id> [--reason text]",
 	}, "the resource library: list, show, remove (the publisher is told)"},
+	{"forum", []string{
+		"forum confirm <thread>",
+		"forum decline <thread>",
+		"forum close <thread>",
+		"forum reopen <thread>",
+		"forum state <thread> <deferred|obsolete|rejected>",
+		"forum show <thread> [--after msg_<n>]",
+		"forum boards add <slug> --name text [--description text]",
+		"forum boards list [--offset n]",
+		"forum rights <account> [--grant r,…] [--revoke r,…]",
+	}, "the Parley forum as human:<operator>: marks, threads, boards, rights"},
 	{"bench", []string{"bench [--agents n] [--rate r] [flags]"}, "load test a running PIRCAN over IRC"},
 	{"help", []string{"help [command]"}, "this list, or one command's usage"},
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,16 @@ func (c *common) operate(ctx context.Context, args any, fn func(core *pircan.Ser
 		return err
 	}
 	defer st.Close()
-	core := pircan.NewService(st, pircan.Config{Limits: pircan.DefaultLimits}, zerolog.Nop())
+	// The forum's identities and default rights are the deployment's
+	// (an operator's `forum rights` shows what serve would hold).
+	cfg := pircan.Config{Limits: pircan.DefaultLimits, Realm: c.cfg.str("realm")}
+	if err := pircan.CheckRealm(cfg.Realm); err != nil {
+		return err
+	}
+	if cfg.ForumDefaultRights, err = pircan.ParseRights(c.cfg.str("parley-default-rights")); err != nil {
+		return fmt.Errorf("--parley-default-rights: %w", err)
+	}
+	core := pircan.NewService(st, cfg, zerolog.Nop())
 	err = fn(core, pircan.OperatorCaller(operator()))
 	var perr *pircan.Error
 	if errors.As(err, &perr) && perr.Code != pircan.CodeInternalError {

@@ -26,9 +26,10 @@ func runToken(ctx context.Context, args []string, out io.Writer) error {
 	name := "token " + sub
 	c := newCommon(name)
 	c.out = out
-	var label, expires *string
+	var label, expires, rights *string
 	if sub == "issue" {
 		label = c.fs.String("label", "", "a note on what the token is for")
+		rights = c.fs.String("rights", "", "the forum rights the token holds at most, comma-separated (read alone: read-only; without it: the account's)")
 		expires = c.fs.String("expires", "", "lifetime: Nd (days, e.g. 90d), Nh or a Go duration (1h30m); without it the token lasts until revoked")
 	}
 	pos, err := c.parsePositional(args)
@@ -45,6 +46,9 @@ func runToken(ctx context.Context, args []string, out io.Writer) error {
 			return usagef(name, "--expires %q: %v", *expires, err)
 		}
 		a := pircan.IssueTokenArgs{Account: &pos[0], Label: label, ExpiresIn: given(ttl)}
+		if *rights != "" {
+			a.Rights = ptr(splitList(*rights))
+		}
 		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
 			t, err := core.IssueToken(ctx, op, a)
 			if err != nil {
@@ -121,6 +125,7 @@ func printIssued(out io.Writer, t pircan.IssuedToken) error {
 	}
 	row("label", label)
 	row("expires", expiry(t.Token))
+	row("rights", tokenRights(t.Token))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -135,7 +140,7 @@ func listTokens(out io.Writer, list []pircan.Token, now time.Time) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tACCOUNT\tLABEL\tCREATED\tEXPIRES\tSTATUS\tFIRST_USED")
+	fmt.Fprintln(tw, "ID\tACCOUNT\tLABEL\tCREATED\tEXPIRES\tSTATUS\tFIRST_USED\tRIGHTS")
 	for _, t := range list {
 		status := "active"
 		switch {
@@ -152,7 +157,16 @@ func listTokens(out io.Writer, list []pircan.Token, now time.Time) error {
 		if label == "" {
 			label = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Account, label, when(t.CreatedAt), expiry(t), status, used)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Account, label, when(t.CreatedAt), expiry(t), status, used, tokenRights(t))
 	}
 	return tw.Flush()
+}
+
+// tokenRights are the forum rights a token holds at most: "account's"
+// when it was not narrowed.
+func tokenRights(t pircan.Token) string {
+	if t.Rights == nil {
+		return "account's"
+	}
+	return strings.Join(t.Rights, ",")
 }

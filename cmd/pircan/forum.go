@@ -1,0 +1,309 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// runForum is `pircan forum …`: an operator moderates the Parley forum
+// (DESIGN.md "Who speaks") as human:<operator>, with authority over every
+// thread: confirms or declines a model's proposal, closes, reopens, sets a
+// side state, reads a thread, adds boards and sets an account's rights.
+// Each subcommand is one core operation called by the operator's Caller;
+// the core writes the audit row and words every refusal.
+func runForum(ctx context.Context, args []string, out io.Writer) error {
+	sub, args, err := subcommand("forum", args, out, "confirm", "decline", "close", "reopen", "state", "show", "boards", "rights")
+	if err != nil {
+		return err
+	}
+	if sub == "boards" {
+		return runForumBoards(ctx, args, out)
+	}
+	name := "forum " + sub
+	c := newCommon(name)
+	c.out = out
+	var after *string
+	var grant, revoke *string
+	switch sub {
+	case "show":
+		after = c.fs.String("after", "", "show the messages after this one (msg_<n>): the next page")
+	case "rights":
+		grant = c.fs.String("grant", "", "rights to add, comma-separated ("+strings.Join(pircan.ForumRights, ", ")+")")
+		revoke = c.fs.String("revoke", "", "rights to take away, comma-separated")
+	}
+	pos, err := c.parsePositional(args)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "state":
+		if err := wantArgs(name, pos, "<thread>", "<state>"); err != nil {
+			return err
+		}
+		a := pircan.ThreadStateArgs{ThreadMarkArgs: pircan.ThreadMarkArgs{ID: key(pos[0])}, State: &pos[1]}
+		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+			t, err := core.SetThreadState(ctx, op, a)
+			return printMarked(out, t, err)
+		})
+	case "show":
+		if err := wantArgs(name, pos, "<thread>"); err != nil {
+			return err
+		}
+		a := pircan.HumanThreadArgs{ThreadArgs: pircan.ThreadArgs{ID: key(pos[0]), Limit: ptr(pircan.MaxThreadPage)}}
+		if *after != "" {
+			a.After = key(*after)
+		}
+		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+			t, err := core.HumanThread(ctx, op, a)
+			if err != nil {
+				return err
+			}
+			return printThread(out, core, t)
+		})
+	case "rights":
+		if err := wantArgs(name, pos, "<account>"); err != nil {
+			return err
+		}
+		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+			if *grant == "" && *revoke == "" {
+				rights, explicit, err := core.ForumAccountRights(ctx, op, pos[0])
+				if err != nil {
+					return err
+				}
+				return printRights(out, pos[0], rights, explicit)
+			}
+			rights, err := core.SetForumRights(ctx, op, pircan.RightsArgs{Account: pos[0], Grant: splitList(*grant), Revoke: splitList(*revoke)})
+			if err != nil {
+				return err
+			}
+			return printRights(out, pos[0], rights, true)
+		})
+	}
+	// confirm, decline, close, reopen: a human's marks, by name.
+	if err := wantArgs(name, pos, "<thread>"); err != nil {
+		return err
+	}
+	a := pircan.ThreadMoveArgs{ID: key(pos[0]), Move: &sub}
+	return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+		t, err := core.MoveThread(ctx, op, a)
+		return printMarked(out, t, err)
+	})
+}
+
+// runForumBoards is `pircan forum boards add|list`.
+func runForumBoards(ctx context.Context, args []string, out io.Writer) error {
+	sub, args, err := subcommand("forum boards", args, out, "add", "list")
+	var gh *groupHelp
+	if errors.As(err, &gh) {
+		// A group within a group: its --help lists its subcommands' flags
+		// itself, as the one flag section `pircan forum --help` shows.
+		fmt.Fprint(out, "\nflags:\n")
+		for _, s := range gh.subs {
+			var b strings.Builder
+			_ = runForumBoards(ctx, []string{s, "--help"}, &b)
+			if _, flags, ok := strings.Cut(b.String(), "\nflags:\n"); ok {
+				flags, _, _ = strings.Cut(flags, "\nand the configuration flags")
+				fmt.Fprint(out, flags)
+			}
+		}
+		return helpShown
+	}
+	if err != nil {
+		return err
+	}
+	name := "forum boards " + sub
+	c := newCommon(name)
+	c.out = out
+	var title, description *string
+	var offset *int
+	if sub == "add" {
+		title = c.fs.String("name", "", "the board's name (required)")
+		description = c.fs.String("description", "", "what the board is for")
+	} else {
+		offset = c.fs.Int("offset", 0, "skip this many boards (the list shows 100 at once)")
+	}
+	pos, err := c.parsePositional(args)
+	if err != nil {
+		return err
+	}
+	if sub == "list" {
+		if err := wantArgs(name, pos); err != nil {
+			return err
+		}
+		a := pircan.ForumPageArgs{Limit: ptr(pircan.MaxForumPage), Offset: offset}
+		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+			p, err := core.ForumBoards(ctx, op, a)
+			if err != nil {
+				return err
+			}
+			return listBoards(out, p)
+		})
+	}
+	if err := wantArgs(name, pos, "<slug>"); err != nil {
+		return err
+	}
+	a := pircan.NewBoardArgs{Slug: &pos[0], Name: given(*title), Description: given(*description)}
+	return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+		b, err := core.AddBoard(ctx, op, a)
+		return done(out, err, "ok: board %d %s added (%s)\n", b.ID, b.Slug, clean(b.Name))
+	})
+}
+
+// operateForum runs a forum operation: the forum's arguments are checked
+// by the core alone (its refusals name the envelope's rules), so nothing
+// is checked before the database opens.
+func (c *common) operateForum(ctx context.Context, fn func(core *pircan.Service, op pircan.Caller) error) error {
+	return c.operate(ctx, &struct{}{}, fn)
+}
+
+func key(s string) *pircan.Key { k := pircan.Key(s); return &k }
+
+// splitList is a comma-separated flag's values, blanks dropped (nil: none).
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// printMarked is a mark's outcome: the thread's state as clients see it.
+func printMarked(out io.Writer, t pircan.Thread, err error) error {
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "ok: %s %s\n", pircan.ThreadKey(t.ID), stateLine(t))
+	return err
+}
+
+// stateLine is a thread's shown state, its origin and whether it is confirmed.
+func stateLine(t pircan.Thread) string {
+	s := t.Shown() + " (" + t.ShownOrigin()
+	if t.Confirmed() {
+		s += ", confirmed"
+	} else {
+		s += ", proposed; confirmed state " + t.State
+	}
+	if t.Locked() {
+		s += ", locked"
+	}
+	return s + ")"
+}
+
+func printRights(out io.Writer, account string, rights []string, explicit bool) error {
+	list := strings.Join(rights, ",")
+	if list == "" {
+		list = "none"
+	}
+	from := "the default (PIRCAN_PARLEY_DEFAULT_RIGHTS for an account with an agent)"
+	if explicit {
+		from = "set by an operator"
+	}
+	_, err := fmt.Fprintf(out, "%s: %s (%s)\n", account, list, from)
+	return err
+}
+
+func listBoards(out io.Writer, p pircan.Page[pircan.Board]) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSLUG\tNAME\tTHREADS\tMESSAGES\tLAST")
+	for _, b := range p.Items {
+		last := "-"
+		if !b.LastAt.IsZero() {
+			last = when(b.LastAt)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\n", b.ID, b.Slug, clean(b.Name), b.Threads, b.Messages, last)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(out, "%d of %d boards\n", len(p.Items), p.Total)
+	return err
+}
+
+// printThread is `forum show`: the thread, its messages as a tree (bodies
+// as text: control characters but line breaks and tabs replaced), its
+// events and what the operator may do now. Agents wrote the bodies and
+// titles: nothing of theirs reaches the terminal as a control sequence.
+func printThread(out io.Writer, core *pircan.Service, h pircan.HumanThread) error {
+	t := h.Thread
+	name := func(l pircan.Line) string {
+		s := core.LineIdentity(l)
+		if l.Extension != "" {
+			s += " / " + clean(l.Extension)
+		}
+		if l.Name != "" {
+			s += " (" + clean(l.Name) + ")"
+		}
+		return s
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("thread", pircan.ThreadKey(t.ID))
+	row("title", clean(t.Title))
+	row("board", fmt.Sprintf("%d %s", t.BoardID, t.BoardSlug))
+	row("opened by", name(t.Creator))
+	row("state", stateLine(t))
+	turn := "no reply awaited"
+	if t.Awaiting {
+		turn = "awaiting a reply"
+		if t.Due != nil {
+			turn += " from " + name(*t.Due)
+		}
+	}
+	row("turn", turn)
+	row("pinned", fmt.Sprint(t.Pinned))
+	row("messages", fmt.Sprint(t.Messages))
+	row("opened", when(t.CreatedAt))
+	row("last", when(t.LastAt))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nmessages:")
+	for _, m := range h.Tree {
+		indent := strings.Repeat("  ", 1+min(m.Depth, 8))
+		head := fmt.Sprintf("%s%s %s by %s at %s", indent, pircan.MessageKey(m.ID), m.Kind, name(m.From), when(m.CreatedAt))
+		if m.Parent != 0 {
+			head += ", reply to " + pircan.MessageKey(m.Parent)
+		}
+		if m.To != nil {
+			head += ", to " + name(*m.To)
+		}
+		fmt.Fprintln(out, head)
+		for _, l := range strings.Split(cleanText(m.Body), "\n") {
+			fmt.Fprintln(out, indent+"  | "+l)
+		}
+	}
+	if h.Next != "" {
+		fmt.Fprintf(out, "  (more: pircan forum show %s --after %s)\n", pircan.ThreadKey(t.ID), h.Next)
+	}
+	fmt.Fprintf(out, "\nevents (%d):\n", h.Events.Total)
+	for _, e := range h.Events.Items {
+		change := e.Type
+		if e.To != "" {
+			change += " " + strings.TrimPrefix(e.From+" -> ", " -> ") + e.To
+		}
+		status := "proposed"
+		if e.Confirmed {
+			status = "confirmed"
+		}
+		by := e.By
+		if e.ByExt != "" {
+			by += " / " + clean(e.ByExt)
+		}
+		fmt.Fprintf(out, "  %s  %s, %s, by %s\n", when(e.At), change, status, by)
+	}
+	moves := strings.Join(h.Moves, ", ")
+	if moves == "" {
+		moves = "none"
+	}
+	_, err := fmt.Fprintf(out, "\nyou may now: %s\n", moves)
+	return err
+}
