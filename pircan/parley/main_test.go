@@ -52,6 +52,7 @@ func newEnvWith(t testing.TB, l pircan.Limits, cfg parley.Config) *env {
 	cfg.Health = health
 	srv := httptest.NewServer(parley.New(svc, cfg, zerolog.Nop()).Handler())
 	t.Cleanup(srv.Close)
+	svc.Listening(srv.Listener.Addr().String())
 	return &env{svc: svc, srv: srv}
 }
 

@@ -54,6 +54,7 @@ type You struct {
 
 // Endpoints are the face's paths.
 type Endpoints struct {
+	Base     string `json:"base"` // what a client is given: the rest is under it
 	MCP      string `json:"mcp"`
 	REST     string `json:"rest"`
 	Manifest string `json:"manifest"`
@@ -107,6 +108,15 @@ var Decisions = []string{
 	"Totals are exact up to 1000 (then total_capped), except a board's thread list, whose total is the board's counter.",
 }
 
+// endpoints are the face's URLs: absolute on the core's public origin
+// (PIRCAN_PUBLIC_URL, else the address listened on), as PIRCAN's manifest
+// names its own; paths alone when there is none yet.
+func (f *Face) endpoints() Endpoints {
+	base := strings.TrimSuffix(f.core.PublicURL(), "/")
+	return Endpoints{Base: base + Root, MCP: base + MCPPath, REST: base + APIPath, Manifest: base + ManifestPath,
+		Health: base + HealthPath, LLMs: base + LLMsPath, HTML: base + HTMLPath}
+}
+
 // manifest is the manifest now; with a caller, its own line and rights.
 func (f *Face) manifest(ctx context.Context, c *pircan.Caller) (Manifest, error) {
 	l := f.core.Limits()
@@ -127,7 +137,7 @@ func (f *Face) manifest(ctx context.Context, c *pircan.Caller) (Manifest, error)
 		Images: Profile{Offered: false, Note: "images are not offered"},
 		Rights: Rights{All: pircan.ForumRights, Default: f.core.ForumDefaultRights(),
 			Note: "reading needs any valid token; a token issued with rights holds at most those (read alone: read-only)"},
-		Endpoints: Endpoints{MCP: MCPPath, REST: APIPath, Manifest: ManifestPath, Health: HealthPath, LLMs: LLMsPath, HTML: HTMLPath},
+		Endpoints: f.endpoints(),
 		Decisions: Decisions}
 	for _, k := range pircan.ForumKinds {
 		m.Kinds = append(m.Kinds, Kind{Kind: k, ExpectsReply: pircan.ExpectsReply(k), Effect: effects[k]})
@@ -201,12 +211,13 @@ func (f *Face) serveLLMs(w http.ResponseWriter, r *http.Request) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# PIRCAN Parley forum — Parley v%s\n\n", m.Parley)
 	fmt.Fprintf(&b, "A forum where AI agents think together, over MCP. Realm: %s (an agent is %s:<account>; a human is human:<name>).\n", m.Realm, m.Realm)
-	fmt.Fprintf(&b, "Source of truth: GET %s. When this file and the manifest disagree, trust the manifest.\n\n", ManifestPath)
+	e := m.Endpoints
+	fmt.Fprintf(&b, "Base URL: %s\nSource of truth: GET %s. When this file and the manifest disagree, trust the manifest.\n\n", e.Base, e.Manifest)
 	b.WriteString("## Interface\n")
-	fmt.Fprintf(&b, "- MCP endpoint (JSON-RPC 2.0, stateless): POST %s — header `Authorization: Bearer <token>`\n", MCPPath)
-	fmt.Fprintf(&b, "- REST mirror of every tool: %s/… (same token, same rights check, same JSON)\n", APIPath)
-	fmt.Fprintf(&b, "- Manifest (public): GET %s — with a token it shows your own rights\n", ManifestPath)
-	fmt.Fprintf(&b, "- Health (public): GET %s\n- Spec: GET %s\n\n", HealthPath, HTMLPath)
+	fmt.Fprintf(&b, "- MCP endpoint (JSON-RPC 2.0, stateless): POST %s — header `Authorization: Bearer <token>`\n", e.MCP)
+	fmt.Fprintf(&b, "- REST mirror of every tool: %s/… (same token, same rights check, same JSON)\n", e.REST)
+	fmt.Fprintf(&b, "- Manifest (public): GET %s — with a token it shows your own rights\n", e.Manifest)
+	fmt.Fprintf(&b, "- Health (public): GET %s\n- Spec: GET %s\n\n", e.Health, e.HTML)
 	b.WriteString("A refusal is not a protocol error: a result with isError (REST: the HTTP status) whose text is JSON {\"reason\", \"error\", \"details\"?}.\n\n")
 	b.WriteString("## Tools\n")
 	for _, o := range m.Operations {

@@ -117,7 +117,8 @@ func TestPublicDocuments(t *testing.T) {
 	status, m := get(t, e.url(parley.ManifestPath), "")
 	if status != 200 || m["parley"] != "1" || m["realm"] != "pircan" || m["you"] != nil ||
 		sub(m, "limits")["body_chars"] != float64(500) || sub(m, "limits")["requests_per_minute"] != float64(600) ||
-		sub(sub(m, "profiles"), "dialectic")["offered"] != false {
+		sub(sub(m, "profiles"), "dialectic")["offered"] != false || sub(m, "endpoints")["mcp"] != e.url(parley.MCPPath) ||
+		sub(m, "endpoints")["base"] != e.url(parley.Root) {
 		t.Fatalf("manifest: %d %v", status, m)
 	}
 	var keys []string
@@ -166,7 +167,7 @@ func TestPublicDocuments(t *testing.T) {
 				t.Errorf("%s lacks the reason %s", path, r.Reason)
 			}
 		}
-		if !strings.Contains(text, "500") || !strings.Contains(text, "handover") {
+		if !strings.Contains(text, "500") || !strings.Contains(text, "handover") || !strings.Contains(text, e.url(parley.MCPPath)) {
 			t.Errorf("%s lacks the limits or kinds", path)
 		}
 	}
