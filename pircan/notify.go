@@ -13,6 +13,12 @@ const (
 	NotifyForum          = "forum"           // a forum thread came to await the agent (count: threads where it is due)
 )
 
+// NotifyTypes are all of them. An agent has at most one waiting webhook
+// delivery per type and webhook, which bounds how far a webhook claim
+// looks ahead (store.ClaimDeliveries).
+var NotifyTypes = []string{NotifyContactRequest, NotifyMessage, NotifyContactUpdate, NotifyAgreement,
+	NotifyTaskRequest, NotifyTaskUpdate, NotifyResourceUpdate, NotifyForum}
+
 // NotifyCountKey names the count each type carries, where it has one.
 var NotifyCountKey = map[string]string{
 	NotifyContactRequest: "pending",

@@ -85,11 +85,11 @@ var _ pircan.DeliveryStore = (*Store)(nil)
 
 // claimCandidates is how many of the oldest due rows a claim ranks per
 // delivery it may take or webhook it has on the wire: a webhook has at
-// most one row per notification type (seven), of which a claim takes at
-// most PerWebhook, so eight per row wanted and per busy webhook leave
-// enough claimable whatever the order, and the claim's cost does not grow
-// with the backlog.
-const claimCandidates = 8
+// most one row per notification type (T of them), of which a claim takes
+// at least one, so T+1 per row wanted and per busy webhook leave enough
+// claimable whatever the order, and the claim's cost does not grow with
+// the backlog.
+var claimCandidates = len(pircan.NotifyTypes) + 1
 
 // ClaimDeliveries takes up to c.Limit due deliveries for this process and
 // leases them; the counts are read in the same transaction.

@@ -19,8 +19,7 @@ import (
 
 // allTypes are the notification types, each a delivery of its own per
 // webhook.
-var allTypes = []string{pircan.NotifyContactRequest, pircan.NotifyMessage, pircan.NotifyContactUpdate,
-	pircan.NotifyAgreement, pircan.NotifyTaskRequest, pircan.NotifyTaskUpdate, pircan.NotifyResourceUpdate}
+var allTypes = pircan.NotifyTypes
 
 // finishing counts the deliveries to one receiver the deliverer has
 // finished (recorded as made or failed), over the real store.
@@ -87,7 +86,7 @@ func TestWebhookSlowReceiverDelaysOnlyItself(t *testing.T) {
 		e.hook(slowAgent, fmt.Sprintf("%s/hook%d", slow.URL, i))
 	}
 	e.hook(fastAgent, fast.URL+"/hook")
-	for _, typ := range allTypes { // queued first: 35 deliveries, more than Workers
+	for _, typ := range allTypes { // queued first: 40 deliveries, more than Workers
 		e.notify(slowAgent, typ)
 	}
 	if e.pending() <= webhook.Workers {
