@@ -165,7 +165,7 @@ func TestConversationOverMCP(t *testing.T) {
 	)
 	refused(t, "message to a confirmed closed thread", out[0], "thread_closed", "")
 	tree := ok(t, "thread", out[1])
-	if tree["state"] != "closed" || tree["state_confirmed"] != true || tree["returned"] != float64(5) {
+	if tree["state"] != "closed" || tree["state_confirmed"] != true || tree["returned"] != float64(5) || tree["total"] != float64(5) {
 		t.Fatalf("thread: %v", tree)
 	}
 	// The tree: the question, answered and proposed to, the decide under

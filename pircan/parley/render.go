@@ -92,11 +92,13 @@ type Posted struct {
 	Thread  Thread        `json:"thread"`
 }
 
-// ThreadTree is a thread with a page of its messages as a tree.
+// ThreadTree is a thread with a page of its messages as a tree: its
+// messages key holds the tree (the thread's count of messages is total).
 type ThreadTree struct {
 	Thread
 	Tree     []Message `json:"messages"`
 	Returned int       `json:"returned"`
+	Total    int       `json:"total"`
 	Next     string    `json:"next,omitempty"`
 }
 
@@ -104,6 +106,7 @@ type threadTreeShape struct {
 	Thread
 	Tree     []messageShape `json:"messages"`
 	Returned int            `json:"returned"`
+	Total    int            `json:"total"`
 	Next     string         `json:"next,omitempty"`
 }
 
@@ -225,7 +228,8 @@ func (f *Face) renderTree(tm pircan.ThreadMessages) ThreadTree {
 		}
 		built[i] = m
 	}
-	out := ThreadTree{Thread: f.renderThread(tm.Thread), Tree: []Message{}, Returned: len(tm.Messages), Next: tm.Next}
+	out := ThreadTree{Thread: f.renderThread(tm.Thread), Tree: []Message{}, Returned: len(tm.Messages),
+		Total: tm.Thread.Messages, Next: tm.Next}
 	for _, r := range roots {
 		out.Tree = append(out.Tree, built[r])
 	}
