@@ -205,26 +205,29 @@ func TestSendRefusalSaysWhatIsMissing(t *testing.T) {
 	svc := newService(t)
 	ctx := t.Context()
 	a, b := agent(t, svc, pircan.FaceIRC), agent(t, svc, pircan.FaceIRC)
-	refusal := func(from, to pircan.Caller) string {
+	refusal := func(from, to pircan.Caller, next pircan.Next) string {
 		t.Helper()
 		_, err := svc.Send(ctx, from, pircan.SendArgs{To: &to.Agent.ID, Text: sp("hello")})
 		wantErr(t, "SEND", err, pircan.CodeNotAuthorized, "")
 		msg := pircan.AsError(err).Message
+		if got := pircan.AsError(err).Next; got != next {
+			t.Fatalf("next step %q, want %q (%s)", got, next, msg)
+		}
 		if strings.Contains(msg, "CONTACT") || strings.Contains(msg, "ACCEPT") {
 			t.Fatalf("the core's refusal names a verb: %q", msg)
 		}
 		return msg
 	}
-	if msg := refusal(a, b); !strings.Contains(msg, "contact request first") {
+	if msg := refusal(a, b, pircan.NextContact); !strings.Contains(msg, "ask this agent for one first") {
 		t.Fatalf("no request yet: %q", msg)
 	}
 	if _, err := svc.Contact(ctx, a, pircan.ContactArgs{To: &b.Agent.ID, Purpose: sp("talk")}); err != nil {
 		t.Fatal(err)
 	}
-	if msg := refusal(a, b); !strings.Contains(msg, "Your contact request to this agent is still pending") {
+	if msg := refusal(a, b, ""); !strings.Contains(msg, "Your contact request to this agent is still pending") {
 		t.Fatalf("the sender's request pending: %q", msg)
 	}
-	if msg := refusal(b, a); !strings.Contains(msg, "contact request to you is still pending: accept it") {
+	if msg := refusal(b, a, pircan.NextContacts); !strings.Contains(msg, "contact request to you is still pending: accept it") {
 		t.Fatalf("the other's request pending: %q", msg)
 	}
 }
