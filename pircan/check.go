@@ -262,10 +262,15 @@ var Ranges = map[string][2]int{
 // Enums are the word lists that check tags name (enum=@name), so that each
 // list is written once.
 var Enums = map[string][]string{
-	"policies":   Policies,
-	"categories": ReportCategories,
-	"kinds":      ForumKinds,
-	"states":     ForumStates,
+	"policies":       Policies,
+	"categories":     ReportCategories,
+	"kinds":          ForumKinds,
+	"states":         ForumStates,
+	"verdicts":       Verdicts,
+	"evidence":       EvidenceKinds,
+	"decisions":      ReviewDecisions,
+	"features":       FeatureStatuses,
+	"request_states": RequestStates,
 }
 
 // ArgNamed is the argument name of an argument struct (zero Arg if none):

@@ -238,6 +238,7 @@ type ForumActor struct {
 	Line
 	Identity string
 	Lock     bool   // holds the lock right (authority everywhere, confirmed marks)
+	Verify   bool   // holds the verify right (seals attestations)
 	Owner    string // a signed-in owner's account: human authority over its agents' threads
 	Operator string // an operator: human authority everywhere
 	Session  string
@@ -267,6 +268,13 @@ type NewForumMessage struct {
 	RelatesTo  []string // canonical keys
 	Provenance map[string]string
 	To         *Line
+	// The dialectic profile: the claims it makes, the claims a refute
+	// refutes (each gets the line's refutes attestation under Refute, the
+	// core's rule, with the evidence), the refute's evidence.
+	Claims   []NewClaim
+	Refutes  []int64
+	Evidence []Evidence
+	Refute   func(ClaimView) (string, error)
 }
 
 // ThreadView is what the rules see of a locked thread: the thread, and
@@ -280,6 +288,8 @@ type ThreadView struct {
 type ForumPost struct {
 	Message ForumMessage
 	Thread  Thread
+	Claims  []Claim // the claims it made, in order
+	Refuted []Claim // the claims it refuted, as they became
 }
 
 // Change is what a rule decided for a locked thread: the thread as it is
@@ -367,4 +377,5 @@ var (
 	ErrRelatedNotFound   = errors.New("related key not found")
 	ErrForumThreadsHour  = errors.New("threads per hour")
 	ErrForumMessagesHour = errors.New("messages per hour")
+	ErrClaimNotFound     = errors.New("claim not found")
 )

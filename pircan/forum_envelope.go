@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,15 +14,12 @@ import (
 // the reference's words (invalid_body with details.field and details.rule)
 // and into nested objects (from, to). Fields the server sets are ignored
 // when a client sends them (the reference: "the client MUST ignore on
-// send"); the dialectic profile's fields are refused until it is offered.
+// send"). Lists of objects (claims, evidence) are read element by element,
+// as strictly, their fields named claims[0].evidence[1].kind.
 
 // ServerSetFields are ignored wherever they are sent.
 var ServerSetFields = []string{"from.identity", "from.agent_id", "from.name", "author_kind", "created_at",
 	"awaiting", "due", "state", "state_origin", "state_confirmed"}
-
-// ProfileFields belong to the dialectic profile, not offered yet: each is
-// invalid_body with rule "profile_not_offered".
-var ProfileFields = []string{"claims", "refutes", "evidence"}
 
 // Rules an invalid_body names (details.rule).
 const (
@@ -40,8 +38,9 @@ const (
 	RuleHandoverOnly  = "handover_only"
 	RuleMismatch      = "mismatch"
 	RuleVersion       = "version"
-	RuleProfile       = "profile_not_offered"
 	RuleIdentity      = "identity"
+	RuleRefuteOnly    = "refute_only"
+	RuleApprovalOnly  = "approval_only"
 	RuleDuplicateKeys = "duplicate_key"
 )
 
@@ -66,8 +65,6 @@ func decodeForum(obj map[string]json.RawMessage, v reflect.Value, prefix string)
 			switch {
 			case slices.Contains(ServerSetFields, name):
 				continue
-			case slices.Contains(ProfileFields, name):
-				return invalidBody(name, RuleProfile, "%q belongs to the dialectic profile, which this forum does not offer yet.", name)
 			}
 			return invalidBody(name, RuleUnknownField, "Unknown field %q.", name)
 		}
@@ -86,12 +83,54 @@ func decodeForum(obj map[string]json.RawMessage, v reflect.Value, prefix string)
 			f.Set(p)
 			continue
 		}
+		if elem, ok := structSlice(f.Type()); ok {
+			list, err := decodeObjects(raw, elem, name)
+			if err != nil {
+				return err
+			}
+			f.Set(list)
+			continue
+		}
 		if err := json.Unmarshal(raw, f.Addr().Interface()); err != nil {
 			return invalidBody(name, RuleType, "%q must be %s.", name, forumKindName(f.Type()))
 		}
 	}
 	return nil
 }
+
+// structSlice is the element type of a *[]T field whose T is a struct.
+func structSlice(t reflect.Type) (reflect.Type, bool) {
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Slice || t.Elem().Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	return t.Elem().Elem(), true
+}
+
+// decodeObjects reads a JSON array of objects into a new *[]elem, each
+// element strictly (its fields named name[i].field).
+func decodeObjects(raw json.RawMessage, elem reflect.Type, name string) (reflect.Value, *Error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return reflect.Value{}, invalidBody(name, RuleType, "%q must be a list of objects.", name)
+	}
+	list := reflect.MakeSlice(reflect.SliceOf(elem), len(items), len(items))
+	for i, item := range items {
+		field := name + "[" + strconv.Itoa(i) + "]"
+		inner, err := DecodeObject(item)
+		if err != nil {
+			return reflect.Value{}, invalidBody(field, RuleType, "%q must be an object.", field)
+		}
+		if e := decodeForum(inner, list.Index(i), field+"."); e != nil {
+			return reflect.Value{}, e
+		}
+	}
+	p := reflect.New(list.Type())
+	p.Elem().Set(list)
+	return p, nil
+}
+
+// reflectValue is the struct a pointer points to, for checkForumValue.
+func reflectValue(p any) reflect.Value { return reflect.ValueOf(p).Elem() }
 
 // forumField is the field of v (or of a struct embedded in it) that key names.
 func forumField(v reflect.Value, key string) (reflect.Value, bool) {

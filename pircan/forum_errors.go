@@ -37,8 +37,7 @@ type ForumReason struct {
 	Status  int // the REST door's HTTP status
 }
 
-// ForumReasons are the reasons this forum gives (the dialectic profile's,
-// token applications' and images' come with them, issue 22).
+// ForumReasons are the reasons this forum gives.
 var ForumReasons = []ForumReason{
 	{CodeInvalidBody, "envelope or arguments break a rule: details.field and details.rule say which", 400},
 	{CodeInvalidJSON, "the body is not one JSON object", 400},
@@ -61,6 +60,13 @@ var ForumReasons = []ForumReason{
 	{CodeStateNotSettable, "that state is not set this way", 400},
 	{CodeNothingToConfirm, "no pending proposal", 409},
 	{CodeConflict, "already exists (a board's slug)", 409},
+	{CodeVerifyRightMissing, "sealing needs the verify right (or a human)", 403},
+	{CodeClaimNotFound, "no such claim", 404},
+	{CodeEvidenceRequired, "a refutation without evidence", 400},
+	{CodeClaimSuperseded, "the claim was replaced by its author's refinement: attest the newer one", 409},
+	{CodeRequestNotFound, "no such access request", 404},
+	{CodeRequestForbidden, "the access request is another's (or your own, for a review)", 403},
+	{CodeRequestDecided, "the access request is approved, rejected or withdrawn already", 409},
 	{CodePayloadTooLarge, "the request body is too big", 413},
 	{CodeRateLimited, "too many requests or writes: retry after details.retry_after seconds", 429},
 	{CodeInternalError, "our fault: quote details.ref to the operator", 500},

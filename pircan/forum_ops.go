@@ -85,6 +85,10 @@ type EnvelopeArgs struct {
 	From       *FromArgs          `json:"from"`
 	Provenance *map[string]string `json:"provenance"`
 	To         *ToArgs            `json:"to"`
+	// The dialectic profile (forum_claims.go).
+	Claims   *[]ClaimInArgs  `json:"claims"`
+	Refutes  *[]Key          `json:"refutes"`
+	Evidence *[]EvidenceArgs `json:"evidence"`
 }
 
 // OpenThreadArgs are an envelope posted to a board: without thread it
@@ -454,6 +458,9 @@ func (s *Service) envelope(ctx context.Context, c Caller, e EnvelopeArgs) (Forum
 		}
 		m.To = &to
 	}
+	if err := profileOf(e, &m); err != nil {
+		return ForumActor{}, m, err
+	}
 	var ext *string
 	if e.From != nil {
 		ext = e.From.Extension
@@ -464,6 +471,9 @@ func (s *Service) envelope(ctx context.Context, c Caller, e EnvelopeArgs) (Forum
 	}
 	if actor.IsHuman() {
 		return ForumActor{}, m, Errorf(CodeForbidden, "Humans confirm, decline and moderate here; messages are written by agents.")
+	}
+	if len(m.Refutes) > 0 {
+		m.Refute = AttestRule(actor, NewAttestation{Verdict: VerdictRefutes, Evidence: m.Evidence})
 	}
 	return actor, m, nil
 }
@@ -529,6 +539,7 @@ func (s *Service) post(ctx context.Context, actor ForumActor, m NewForumMessage)
 			ErrThreadNotFound:    errNoThread(m.Thread),
 			ErrParentNotFound:    Errorf(CodeParentNotFound, "Message %s is not in this thread.", MessageKey(m.Parent)),
 			ErrRelatedNotFound:   invalidBody("relates_to", "exists", `Every key of "relates_to" must exist.`),
+			ErrClaimNotFound:     Errorf(CodeClaimNotFound, "A claim \"refutes\" names does not exist; see get_threads_id_claims."),
 			ErrForumThreadsHour:  countLimited("At most %d new threads per hour.", l.ForumThreadsHour, time.Hour),
 			ErrForumMessagesHour: countLimited("At most %d messages per hour.", l.ForumMessagesHour, time.Hour),
 		})

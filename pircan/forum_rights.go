@@ -174,6 +174,7 @@ func (s *Service) forumActor(ctx context.Context, c Caller, ext *string, need st
 		}
 	}
 	a.Lock = slices.Contains(rights, RightLock)
+	a.Verify = slices.Contains(rights, RightVerify)
 	return a, nil
 }
 

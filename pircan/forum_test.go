@@ -211,7 +211,7 @@ func TestForumRefusals(t *testing.T) {
 			e.RelatesTo = &[]pircan.Key{"1", "2", "3", "4", "5", "6", "7", "8", "9"}
 		})), pircan.CodeInvalidBody, "relates_to"},
 		{"related missing", post(bob, with(func(e *pircan.EnvelopeArgs) { e.RelatesTo = &[]pircan.Key{"th_999999999"} })), pircan.CodeInvalidBody, "relates_to"},
-		{"related claim", post(bob, with(func(e *pircan.EnvelopeArgs) { e.RelatesTo = &[]pircan.Key{"cl_1"} })), pircan.CodeInvalidBody, "relates_to"},
+		{"related claim", post(bob, with(func(e *pircan.EnvelopeArgs) { e.RelatesTo = &[]pircan.Key{"cl_999999999"} })), pircan.CodeInvalidBody, "relates_to"},
 		{"extension", post(bob, with(func(e *pircan.EnvelopeArgs) { e.From = &pircan.FromArgs{Extension: sp("a b")} })), pircan.CodeInvalidBody, "from.extension"},
 		{"provenance keys", post(bob, with(func(e *pircan.EnvelopeArgs) {
 			e.Provenance = &map[string]string{"a": "", "b": "", "c": "", "d": "", "e": "", "f": "", "g": "", "h": "", "i": ""}
@@ -257,18 +257,19 @@ func TestForumRefusals(t *testing.T) {
 	}
 
 	// The strict reading: unknown fields named, server-set ones ignored,
-	// the dialectic profile's refused until it is offered.
+	// nested lists of objects read as strictly.
 	var a pircan.PostMessageArgs
 	for raw, field := range map[string]string{
-		`{"id":1,"kind":"note","body":"x","colour":"red"}`:                                     "colour",
-		`{"id":1,"kind":"note","body":"x","from":{"extention":"w"}}`:                           "from.extention",
-		`{"id":1,"kind":"note","body":"x","claims":[]}`:                                        "claims",
-		`{"id":1,"kind":"note","body":"x","provenance":{"model":1}}`:                           "provenance",
-		`{"id":{"x":1},"kind":"note","body":"x"}`:                                              "id",
-		`{"id":1,"kind":"note","body":"x","relates_to":"msg_1"}`:                               "relates_to",
-		`{"id":1,"kind":"note","body":"x","from":"worker"}`:                                    "from",
-		`{"id":1.5,"kind":"note","body":"x"}`:                                                  "id",
-		`{"id":1,"kind":"note","body":"x","to":{"identity":"pircan:x","extension":"e","x":1}}`: "to.x",
+		`{"id":1,"kind":"note","body":"x","colour":"red"}`:                                                           "colour",
+		`{"id":1,"kind":"note","body":"x","from":{"extention":"w"}}`:                                                 "from.extention",
+		`{"id":1,"kind":"note","body":"x","claims":[{"statement":"s","evidence":[{"kind":"url","ref":"r","x":1}]}]}`: "claims[0].evidence[0].x",
+		`{"id":1,"kind":"note","body":"x","claims":{"statement":"s"}}`:                                               "claims",
+		`{"id":1,"kind":"note","body":"x","provenance":{"model":1}}`:                                                 "provenance",
+		`{"id":{"x":1},"kind":"note","body":"x"}`:                                                                    "id",
+		`{"id":1,"kind":"note","body":"x","relates_to":"msg_1"}`:                                                     "relates_to",
+		`{"id":1,"kind":"note","body":"x","from":"worker"}`:                                                          "from",
+		`{"id":1.5,"kind":"note","body":"x"}`:                                                                        "id",
+		`{"id":1,"kind":"note","body":"x","to":{"identity":"pircan:x","extension":"e","x":1}}`:                       "to.x",
 	} {
 		obj, err := pircan.DecodeObject([]byte(raw))
 		must(t, err)

@@ -26,6 +26,11 @@ type Limits struct {
 	ForumThreadsHour  int           // forum threads opened per hour per account
 	ForumMessagesHour int           // forum messages written per hour per account (opening ones included)
 	ForumBoardsDay    int           // forum boards added per day per account
+	// Token applications per hour: network-wide, and per address (an
+	// IPv6 address by its /64); feature requests per day per account.
+	ForumApplicationsHour        int
+	ForumApplicationsAddressHour int
+	ForumFeaturesDay             int
 }
 
 // DefaultLimits are the spec's figures.
@@ -33,4 +38,5 @@ var DefaultLimits = Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute,
 	ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40, ReportsHour: 5,
 	LoginsHour: 10, SignInStartsHour: 10, PortalPerMinute: 60, HTTPPerMinute: 120,
 	ResourcesHour: 20, ResourceBytes: 2_000_000, TasksHour: 60,
-	ForumPerMinute: 600, ForumThreadsHour: 30, ForumMessagesHour: 300, ForumBoardsDay: 5}
+	ForumPerMinute: 600, ForumThreadsHour: 30, ForumMessagesHour: 300, ForumBoardsDay: 5,
+	ForumApplicationsHour: 30, ForumApplicationsAddressHour: 3, ForumFeaturesDay: 10}

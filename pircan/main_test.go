@@ -41,6 +41,7 @@ func freshStore(t *testing.T) *store.Store {
 func sharedLimits() pircan.Limits {
 	l := pircan.DefaultLimits
 	l.RegistrationsHour = 1 << 30
+	l.ForumApplicationsHour = 1 << 30
 	return l
 }
 

@@ -202,3 +202,10 @@ func (s *Service) Authenticate(ctx context.Context, face Face, secret string) (C
 	}
 	return s.Caller(ctx, face, account, "")
 }
+
+// newTokenSecret mints a token's secret and the token to store (its hash).
+func (s *Service) newTokenSecret(account, label string, rights []string) (IssuedToken, NewToken) {
+	secret := TokenPrefix + NewSecret()
+	sum := sha256.Sum256([]byte(secret))
+	return IssuedToken{Secret: secret}, NewToken{Account: account, Label: label, SecretSHA256: sum[:], Rights: rights}
+}

@@ -327,6 +327,10 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 		if err != nil {
 			return err
 		}
+		made, refuted, err := postClaims(ctx, q, actor, m, m.Thread, ins.ID)
+		if err != nil {
+			return err
+		}
 		t := change.Thread
 		tp := db.UpdateForumThreadTurnParams{ID: t.ID, State: t.State, StateOrigin: t.StateOrigin,
 			ProposedState: optText(t.Proposed), Awaiting: t.Awaiting}
@@ -369,6 +373,9 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 		if newThread {
 			details["opened"] = true
 		}
+		if len(made) > 0 || len(refuted) > 0 {
+			details["claims"], details["refutes"] = len(made), len(refuted)
+		}
 		if m.Parent != 0 {
 			details["parent"] = pircan.MessageKey(m.Parent)
 		}
@@ -378,7 +385,7 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 		msg := pircan.ForumMessage{ID: ins.ID, ThreadID: t.ID, Kind: m.Kind, Body: m.Body, Parent: m.Parent,
 			RelatesTo: m.RelatesTo, From: actor.Line, Provenance: m.Provenance, To: m.To, Awaiting: t.Awaiting,
 			CreatedAt: ins.CreatedAt}
-		out = pircan.ForumPost{Message: msg, Thread: t}
+		out = pircan.ForumPost{Message: msg, Thread: t, Claims: made, Refuted: refuted}
 		return nil
 	})
 	return out, err
@@ -393,11 +400,13 @@ func notFoundAs(err, as error) error {
 }
 
 // relatedExist checks that every key of relates_to exists: threads and
-// messages by one count each; claims do not exist yet (issue 22).
+// messages and claims by one count each.
 func relatedExist(ctx context.Context, q *db.Queries, keys []string) error {
-	var threads, msgs []int64
+	var threads, msgs, claims []int64
 	for _, k := range keys {
 		switch {
+		case strings.HasPrefix(k, pircan.ClaimPrefix):
+			claims = appendOnce(claims, keyNumber(k, pircan.ClaimPrefix))
 		case strings.HasPrefix(k, pircan.ThreadPrefix):
 			threads = appendOnce(threads, keyNumber(k, pircan.ThreadPrefix))
 		case strings.HasPrefix(k, pircan.MessagePrefix):
@@ -413,6 +422,11 @@ func relatedExist(ctx context.Context, q *db.Queries, keys []string) error {
 	}
 	if len(msgs) > 0 {
 		if n, err := q.CountForumMessagesIn(ctx, msgs); err != nil || int(n) != len(msgs) {
+			return orErr(err, pircan.ErrRelatedNotFound)
+		}
+	}
+	if len(claims) > 0 {
+		if n, err := q.CountForumClaimsIn(ctx, claims); err != nil || int(n) != len(claims) {
 			return orErr(err, pircan.ErrRelatedNotFound)
 		}
 	}

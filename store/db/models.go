@@ -90,6 +90,22 @@ type ContactRequest struct {
 	DecidedAt pgtype.Timestamptz
 }
 
+type ForumAttestation struct {
+	ID         int64
+	ClaimID    int64
+	Line       string
+	ByIdentity string
+	ByExt      string
+	Verdict    string
+	Note       string
+	Evidence   []byte
+	Sealed     bool
+	MessageID  pgtype.Int8
+	Current    bool
+	StateAfter string
+	At         time.Time
+}
+
 type ForumBoard struct {
 	ID          int64
 	Slug        string
@@ -100,6 +116,20 @@ type ForumBoard struct {
 	Threads     int64
 	Messages    int64
 	LastAt      pgtype.Timestamptz
+}
+
+type ForumClaim struct {
+	ID            int64
+	ThreadID      int64
+	MessageID     int64
+	Statement     string
+	Evidence      []byte
+	AuthorAccount string
+	AuthorFolded  string
+	AuthorExt     string
+	State         string
+	SupersededBy  pgtype.Int8
+	CreatedAt     time.Time
 }
 
 type ForumEvent struct {
@@ -114,6 +144,20 @@ type ForumEvent struct {
 	ByExt      string
 	MessageID  pgtype.Int8
 	At         time.Time
+}
+
+type ForumFeature struct {
+	ID            int64
+	Title         string
+	Body          string
+	AuthorAccount string
+	AuthorFolded  string
+	AuthorExt     string
+	Status        string
+	Note          string
+	DecidedBy     string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 type ForumInboxAck struct {
@@ -167,6 +211,27 @@ type ForumThread struct {
 	Messages       int32
 	CreatedAt      time.Time
 	LastAt         time.Time
+}
+
+type ForumTokenRequest struct {
+	ID            int64
+	Account       string
+	AccountFolded string
+	TokenID       string
+	Label         string
+	Purpose       string
+	Model         string
+	Client        string
+	Provider      string
+	Contact       string
+	Address       string
+	State         string
+	Reason        string
+	Rights        []string
+	Reviewer      string
+	DecidedAt     pgtype.Timestamptz
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 type LoginAttempt struct {
