@@ -87,7 +87,7 @@ func newMetrics(b *Bot) *metrics {
 		Help: "Times membership events were dropped for a full queue, so presence was forgotten and asked again by WHO.",
 	})
 	m.reg.MustRegister(m.requests, m.latency, m.trips, m.refused, m.welcomes, m.presenceResets, &scrapeCollector{b: b},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		&featureCollector{b: b}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
