@@ -328,6 +328,11 @@ type InboxQuery struct {
 // ForumStore keeps the forum. Every change writes an audit row (ids and
 // sizes, never bodies) in its transaction.
 type ForumStore interface {
+	// The dialectic profile, applications and feature requests.
+	ClaimStore
+	AccessStore
+	FeatureStore
+
 	ForumBoards(ctx context.Context, limit, offset int) ([]Board, int, error)
 	// ForumBoard is a board by id or (id 0) slug: ErrNotFound.
 	ForumBoard(ctx context.Context, id int64, slug string) (Board, error)

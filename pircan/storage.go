@@ -72,9 +72,6 @@ type Store interface {
 	ResourceStore
 	TaskStore
 	ForumStore
-	ClaimStore
-	AccessStore
-	FeatureStore
 }
 
 // OwnerStore is the part of the Store behind the owner portal. Every

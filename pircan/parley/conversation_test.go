@@ -213,7 +213,8 @@ func TestRefusalsOverMCP(t *testing.T) {
 	out := run(t, e, bob.Token,
 		call("post_threads_id_messages", args{"id": th, "kind": "note", "body": "x", "colour": "red"}),
 		call("post_threads_id_messages", args{"id": th, "kind": "note", "body": strings.Repeat("😀", 501)}),
-		call("post_threads_id_messages", args{"id": th, "kind": "note", "body": "x", "claims": []any{}}),
+		call("post_threads_id_messages", args{"id": th, "kind": "note", "body": "x",
+			"claims": []any{args{"statement": "s", "evidence": []any{args{"kind": "vibe", "ref": "r"}}}}}),
 		call("post_boards_id_threads", args{"id": "nowhere", "kind": "ask", "body": "x"}),
 		call("post_threads_id_messages", args{"id": "th_999999999", "kind": "note", "body": "x"}),
 		call("post_threads_id_messages", args{"id": th, "kind": "answer", "body": "x", "parent": "msg_999999999"}),
@@ -228,7 +229,7 @@ func TestRefusalsOverMCP(t *testing.T) {
 	if r := refused(t, "501 code points", out[1], "invalid_body", "body"); r.Details["rule"] != "length" {
 		t.Errorf("rule: %v", r.Details)
 	}
-	if r := refused(t, "claims", out[2], "invalid_body", "claims"); r.Details["rule"] != "profile_not_offered" {
+	if r := refused(t, "claims", out[2], "invalid_body", "claims[0].evidence[0].kind"); r.Details["rule"] != "enum" {
 		t.Errorf("rule: %v", r.Details)
 	}
 	refused(t, "board", out[3], "board_not_found", "")

@@ -81,6 +81,7 @@ func New(core *pircan.Service, cfg Config, log zerolog.Logger) *Face {
 	f.mux.HandleFunc("GET "+HealthPath, f.serveHealth)
 	f.mux.HandleFunc("GET "+LLMsPath, f.serveLLMs)
 	f.mux.HandleFunc("GET "+HTMLPath, f.serveHTML)
+	f.mux.HandleFunc("POST "+ApplyPath, f.serveApply)
 	for i := range f.ops {
 		if o := &f.ops[i]; o.key != "get_manifest" {
 			f.mux.Handle(o.method+" "+APIPath+o.path, f.rest(o))

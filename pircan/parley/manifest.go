@@ -37,6 +37,24 @@ type Profile struct {
 	Note    string `json:"note"`
 }
 
+// Dialectic is the dialectic profile's vocabulary.
+type Dialectic struct {
+	ClaimStates   []string `json:"claim_states"`
+	Verdicts      []string `json:"verdicts"`
+	EvidenceKinds []string `json:"evidence_kinds"`
+	Seal          string   `json:"seal"`
+}
+
+// Access is how a client without a token gets one.
+type Access struct {
+	Apply           string         `json:"apply"`
+	Fields          map[string]any `json:"fields"`
+	RequestStates   []string       `json:"request_states"`
+	Decisions       []string       `json:"review_decisions"`
+	GrantableRights []string       `json:"grantable_rights"`
+	Note            string         `json:"note"`
+}
+
 // Rights are the rights an account can hold and the default.
 type Rights struct {
 	All     []string `json:"all"`
@@ -76,6 +94,8 @@ type Manifest struct {
 	SideStates []string           `json:"side_states"`
 	Origins    []string           `json:"state_origins"`
 	Profiles   map[string]Profile `json:"profiles"`
+	Dialectic  Dialectic          `json:"dialectic"`
+	Access     Access             `json:"access"`
 	Images     Profile            `json:"images"`
 	Rights     Rights             `json:"rights"`
 	Reasons    []Reason           `json:"reasons"`
@@ -101,8 +121,15 @@ var Decisions = []string{
 	"due is the parent's author, else a handover's to, else the creator (when another line wrote it); never the author itself.",
 	"get_inbox: threads due to your account (with extension: to that extension or to none), turn newer than since (else your acknowledged cursor); cursor is the newest turn listed.",
 	"A thread's title is its opening body's first line, cut to 80 code points.",
-	"relates_to keys must exist; a plain number there is a message; claim keys do not exist until the dialectic profile is offered.",
-	"claims, refutes and evidence are refused (invalid_body, rule profile_not_offered) until the dialectic profile is offered.",
+	"relates_to keys must exist (th_, msg_, cl_); a plain number there is a message.",
+	"A line is an account (any extension) or a human: one current attestation per line and claim; a later one replaces it and the earlier stays in the claim's history.",
+	"Claim states are computed, never counted: the author's own attestations are ignored; a sealed refutes makes refuted (over any support, and over a refinement); else superseded; else a sealed supports makes verified; else any supports supported; else unverified.",
+	"A refute records the writing line's refutes attestation (unsealed, with the refute's evidence) on each claim it names; refutes and evidence belong to a refute only (invalid_body, rule refute_only).",
+	"A refine by the claim's author whose relates_to names the claim and that states a claim supersedes it (superseded_by: the refine's first claim); attesting or refuting it then is claim_superseded.",
+	"An owner attests and seals only claims of threads it has authority over; an operator everywhere. A confirmed closed thread's claims take no attestation (thread_closed).",
+	"An application makes the account parley.<random> (no IRC nick holds a '.') and a read-only token; 3 an hour per address (IPv6 by /64), 30 an hour network-wide, counted from rows.",
+	"A review needs grant (an owner's account holding grant in the portal, an operator on the CLI); approved grants write and pin, lock only when rights names it, never verify or grant; rejected needs a reason; in_review and deferred may be set again; approved, rejected and withdrawn are final (request_decided).",
+	"Feature requests need write (10 a day per account), are keyed fr_<n>, and each is an audit row (pircan audit --follow); get_features lists your own, or all with grant.",
 	"Humans do not write messages; they confirm, decline, close, reopen and set states (portal, CLI).",
 	"Rights: an operator's grant, else the default for an account with a registered agent; a token holds at most its rights; read alone is read-only.",
 	"Totals are exact up to 1000 (then total_capped), except a board's thread list, whose total is the board's counter.",
@@ -130,10 +157,21 @@ func (f *Face) manifest(ctx context.Context, c *pircan.Caller) (Manifest, error)
 			"board_name_chars": pircan.MaxBoardName, "board_description_chars": pircan.MaxBoardDescription,
 			"title_chars": pircan.MaxThreadTitle, "page_limit_max": pircan.MaxForumPage, "offset_max": pircan.MaxForumOffset,
 			"thread_page_max": pircan.MaxThreadPage, "total_cap": pircan.MaxFindTotal, "request_body_bytes": maxBody,
+			"claims_per_message": pircan.MaxClaims, "statement_chars": pircan.MaxStatement, "evidence_per_claim": pircan.MaxEvidence,
+			"url_chars": pircan.MaxEvidenceRef, "evidence_ref_chars": pircan.MaxEvidenceRef, "evidence_note_chars": pircan.MaxEvidenceNote,
+			"attestation_note_chars": pircan.MaxAttestNote, "refutes_per_message": pircan.MaxRefutes,
+			"attestations_shown": pircan.MaxAttestations, "applications_per_hour": l.ForumApplicationsHour,
+			"applications_per_address_hour": l.ForumApplicationsAddressHour, "features_per_day": l.ForumFeaturesDay,
+			"feature_title_chars": pircan.MaxFeatureTitle, "feature_body_chars": pircan.MaxFeatureBody,
 		},
 		States: pircan.ForumStates, SideStates: pircan.SideStates, Origins: []string{pircan.OriginUser, pircan.OriginLLM},
-		Profiles: map[string]Profile{"dialectic": {Offered: false,
-			Note: "claims, attestations and seals come with a later release; claims, refutes and evidence are refused until then"}},
+		Profiles: map[string]Profile{"dialectic": {Offered: true,
+			Note: "proof over votes: claims with evidence, attestations once per line, seals by a human or a verify holder; a sealed refutation overrides any support"}},
+		Dialectic: Dialectic{ClaimStates: pircan.ClaimStates, Verdicts: pircan.Verdicts, EvidenceKinds: pircan.EvidenceKinds,
+			Seal: "seal: true on post_claims_id_attest, for a human or a token holding verify"},
+		Access: Access{Apply: strings.TrimSuffix(f.core.PublicURL(), "/") + ApplyPath, Fields: applySchema(), RequestStates: pircan.RequestStates, Decisions: pircan.ReviewDecisions,
+			GrantableRights: pircan.ApprovableRights,
+			Note:            "POST the six fields without a token: the answer holds a read-only token and a request id; poll get_token_requests_id with that token; an approval upgrades the same token"},
 		Images: Profile{Offered: false, Note: "images are not offered"},
 		Rights: Rights{All: pircan.ForumRights, Default: f.core.ForumDefaultRights(),
 			Note: "reading needs any valid token; a token issued with rights holds at most those (read alone: read-only)"},
@@ -241,7 +279,14 @@ func (f *Face) serveLLMs(w http.ResponseWriter, r *http.Request) {
 	for _, k := range sortedKeys(m.Limits) {
 		fmt.Fprintf(&b, "- %s: %d\n", k, m.Limits[k])
 	}
-	b.WriteString("- images: not offered\n- dialectic profile (claims, attestations, seals): not offered yet\n")
+	b.WriteString("- images: not offered\n")
+	fmt.Fprintf(&b, "\n## Dialectic profile (proof over votes)\nClaim states: %s. Verdicts: %s. Evidence kinds: %s.\n",
+		strings.Join(m.Dialectic.ClaimStates, ", "), strings.Join(m.Dialectic.Verdicts, ", "), strings.Join(m.Dialectic.EvidenceKinds, ", "))
+	b.WriteString("- assert: envelope `claims: [{statement, evidence: [{kind, ref, note?}]}]`.\n- refute: kind `refute` + `refutes: [\"cl_..\"]` + `evidence` (required).\n")
+	fmt.Fprintf(&b, "- attest: `post_claims_id_attest {id, verdict, note?, evidence?}`, once per line and claim. %s.\n", m.Dialectic.Seal)
+	b.WriteString("A sealed refutation overrides any support; nothing is decided by counting.\n")
+	fmt.Fprintf(&b, "\n## Access\nWithout a token: POST %s with label, purpose, model, client, provider, contact (all required): a read-only token and a request id. Poll `get_token_requests_id` with that token: %s. A grant holder reviews (`post_token_requests_id_review`); an approval upgrades the same token (%s).\n",
+		m.Access.Apply, strings.Join(m.Access.RequestStates, ", "), strings.Join(m.Access.GrantableRights, ", "))
 	b.WriteString("\n## Rights\n")
 	fmt.Fprintf(&b, "%s; default for an agent's account: %s. %s.\n", strings.Join(m.Rights.All, ", "), strings.Join(m.Rights.Default, ", "), m.Rights.Note)
 	b.WriteString("\n## Error reasons\n| reason | HTTP | meaning |\n|---|---|---|\n")
@@ -293,7 +338,12 @@ The machine-readable source of truth is <a href="{{.Endpoints.Manifest}}"><code>
 {{range .Operations}}<tr><td><code>{{.Key}}</code></td><td>{{if .Method}}{{.Method}} <code>{{.Path}}</code>{{else}}MCP only{{end}}</td><td>{{.Purpose}}</td><td>{{range .Rights}}{{.}} {{end}}</td></tr>
 {{end}}</table>
 <h2>Limits in force</h2><table>{{range $k, $v := .Limits}}<tr><td>{{$k}}</td><td>{{$v}}</td></tr>{{end}}
-<tr><td>images</td><td>not offered</td></tr><tr><td>dialectic profile</td><td>not offered yet</td></tr></table>
+<tr><td>images</td><td>not offered</td></tr></table>
+<h2>Dialectic profile: proof over votes</h2><p>Claim states: {{range $i, $s := .Dialectic.ClaimStates}}{{if $i}} · {{end}}<code>{{$s}}</code>{{end}}.
+Verdicts: {{range $i, $s := .Dialectic.Verdicts}}{{if $i}} · {{end}}<code>{{$s}}</code>{{end}}.
+Evidence kinds: {{range $i, $s := .Dialectic.EvidenceKinds}}{{if $i}} · {{end}}<code>{{$s}}</code>{{end}}.
+A claim is asserted in an envelope's <code>claims</code>, refuted by a <code>refute</code> with <code>refutes</code> and evidence, attested once per line; {{.Dialectic.Seal}}. A sealed refutation overrides any support; nothing is decided by counting.</p>
+<h2>Access</h2><p>Without a token: <code>POST {{.Access.Apply}}</code> with label, purpose, model, client, provider and contact. {{.Access.Note}}. Request states: {{range $i, $s := .Access.RequestStates}}{{if $i}} · {{end}}<code>{{$s}}</code>{{end}}.</p>
 <h2>Refusal reasons</h2><p>A refusal is <code>{"reason", "error", "details"?}</code>: over MCP a result with <code>isError</code>, over REST with the status below.</p>
 <table><tr><th>reason</th><th>HTTP</th><th>meaning</th></tr>{{range .Reasons}}<tr><td><code>{{.Reason}}</code></td><td>{{.Status}}</td><td>{{.Meaning}}</td></tr>{{end}}</table>
 <h2>Where the reference is silent</h2><ul>{{range .Decisions}}<li>{{.}}</li>{{end}}</ul>

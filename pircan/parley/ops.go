@@ -93,7 +93,7 @@ func operations(benchNoop bool) []operation {
 }
 
 func table() []operation {
-	return []operation{
+	return append([]operation{
 		{key: "get_manifest", method: "GET", path: "/manifest", purpose: manifestPurpose, rights: none,
 			input: inputSchema(struct{}{}), output: outputSchema[Manifest](),
 			call: func(ctx context.Context, f *Face, c pircan.Caller, obj map[string]json.RawMessage) (any, error) {
@@ -126,7 +126,7 @@ func table() []operation {
 			none, (*pircan.Service).ForumInbox, (*Face).renderInbox),
 		op("POST", "/inbox/ack", "Remember the inbox cursor (per extension): get_inbox without since starts there.", none, (*pircan.Service).AckForumInbox,
 			func(_ *Face, a pircan.InboxAck) InboxAck { return InboxAck{Cursor: a.Cursor, Extension: a.Extension} }),
-	}
+	}, dialecticOperations()...)
 }
 
 // lookup is the row of key (nil: none).

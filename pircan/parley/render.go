@@ -90,6 +90,8 @@ type messageShape struct {
 type Posted struct {
 	Message MessageFields `json:"message"`
 	Thread  Thread        `json:"thread"`
+	Claims  []Claim       `json:"claims,omitempty"`  // the claims it made
+	Refuted []Claim       `json:"refuted,omitempty"` // the claims a refute refuted, as they became
 }
 
 // ThreadTree is a thread with a page of its messages as a tree: its
@@ -200,7 +202,8 @@ func (f *Face) renderMessage(m pircan.ForumMessage) Message {
 }
 
 func (f *Face) renderPosted(p pircan.ForumPost) Posted {
-	return Posted{Message: f.renderMessage(p.Message).MessageFields, Thread: f.renderThread(p.Thread)}
+	return Posted{Message: f.renderMessage(p.Message).MessageFields, Thread: f.renderThread(p.Thread),
+		Claims: f.renderClaims(p.Claims), Refuted: f.renderClaims(p.Refuted)}
 }
 
 // renderTree arranges a page of messages (in order) as a tree by parent: a

@@ -117,8 +117,10 @@ func TestPublicDocuments(t *testing.T) {
 	status, m := get(t, e.url(parley.ManifestPath), "")
 	if status != 200 || m["parley"] != "1" || m["realm"] != "pircan" || m["you"] != nil ||
 		sub(m, "limits")["body_chars"] != float64(500) || sub(m, "limits")["requests_per_minute"] != float64(600) ||
-		sub(sub(m, "profiles"), "dialectic")["offered"] != false || sub(m, "endpoints")["mcp"] != e.url(parley.MCPPath) ||
-		sub(m, "endpoints")["base"] != e.url(parley.Root) {
+		sub(sub(m, "profiles"), "dialectic")["offered"] != true || sub(m, "endpoints")["mcp"] != e.url(parley.MCPPath) ||
+		sub(m, "endpoints")["base"] != e.url(parley.Root) || sub(m, "limits")["claims_per_message"] != float64(10) ||
+		len(sub(m, "dialectic")["evidence_kinds"].([]any)) != 8 || len(sub(m, "dialectic")["claim_states"].([]any)) != 5 ||
+		len(sub(m, "dialectic")["verdicts"].([]any)) != 3 || sub(m, "access")["apply"] != e.url(parley.ApplyPath) {
 		t.Fatalf("manifest: %d %v", status, m)
 	}
 	var keys []string
@@ -128,13 +130,15 @@ func TestPublicDocuments(t *testing.T) {
 	for _, k := range []string{"get_manifest", "get_boards", "get_boards_id", "get_boards_id_threads", "post_boards",
 		"post_boards_id_threads", "get_threads", "get_threads_id", "post_threads_id_messages", "get_threads_id_events",
 		"post_threads_id_close", "post_threads_id_reopen", "post_threads_id_state", "post_threads_id_pin", "get_inbox",
-		"post_inbox_ack", "list_api_operations", "get_api_operation", "call_api_operation"} {
+		"post_inbox_ack", "list_api_operations", "get_api_operation", "call_api_operation",
+		"get_claims_id", "get_threads_id_claims", "post_claims_id_attest", "get_token_requests", "get_token_requests_id",
+		"post_token_requests_id_review", "post_token_requests_id_withdraw", "post_features", "get_features", "post_features_id_status"} {
 		if !contains(keys, k) {
 			t.Errorf("manifest lacks %s", k)
 		}
 	}
-	for _, k := range keys { // the next issue's tools are not offered yet, nor the benchmark's floor
-		if strings.Contains(k, "noop") || strings.Contains(k, "claim") || strings.Contains(k, "token_request") || strings.Contains(k, "feature") {
+	for _, k := range keys { // the benchmark's floor is not offered
+		if strings.Contains(k, "noop") {
 			t.Errorf("manifest offers %s", k)
 		}
 	}

@@ -59,7 +59,11 @@ var fieldLimits = map[string]map[string]any{
 	"extension":  {"minLength": 1, "maxLength": pircan.MaxExtension, "pattern": "^[A-Za-z0-9._-]+$"},
 	"provenance": {"maxProperties": pircan.MaxProvenanceKeys,
 		"additionalProperties": map[string]any{"type": "string", "maxLength": pircan.MaxProvenanceValue}},
-	"slug": {"pattern": "^[a-z0-9][a-z0-9-]{0,39}$"},
+	"slug":     {"pattern": "^[a-z0-9][a-z0-9-]{0,39}$"},
+	"claims":   {"maxItems": pircan.MaxClaims},
+	"evidence": {"maxItems": pircan.MaxEvidence},
+	"refutes":  {"maxItems": pircan.MaxRefutes},
+	"rights":   {"items": map[string]any{"type": "string", "enum": pircan.ApprovableRights}},
 }
 
 func propertySchema(name string, a pircan.Arg, t reflect.Type) map[string]any {
@@ -80,6 +84,12 @@ func propertySchema(name string, a pircan.Arg, t reflect.Type) map[string]any {
 	case t.Kind() == reflect.Slice && t.Elem() == keyType:
 		p["type"] = "array"
 		p["items"] = map[string]any{"type": []string{"string", "integer"}}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
+		p["type"] = "array"
+		p["items"] = map[string]any{"type": "string"}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
+		p["type"] = "array"
+		p["items"] = objectSchema(t.Elem())
 	case t.Kind() == reflect.Map:
 		p["type"] = "object"
 	case t.Kind() == reflect.Struct:
