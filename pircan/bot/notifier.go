@@ -95,14 +95,24 @@ func (n *notifier) appeared(ctx context.Context, account string) {
 }
 
 // wake delivers now, or after the gap since the last delivery. ctx is the
-// bot's: a delivery may run after the caller is gone.
+// bot's: a delivery may run after the caller is gone. The queue is offered
+// to outside n.mu: a refused offer takes n.mu to unschedule the agent, and
+// taking it while held (wake runs on a notification worker, from appeared)
+// stopped every notification worker for good once the queue was full (5,000
+// agents in pircan bench: BENCHMARKS.md "Issue 24").
 func (n *notifier) wake(ctx context.Context, agentID string) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.scheduled[agentID] {
+		n.mu.Unlock()
 		return
 	}
 	n.scheduled[agentID] = true
+	var at time.Time
+	last, recent := n.last.Get(agentID, time.Now())
+	if recent {
+		at = *last
+	}
+	n.mu.Unlock()
 	run := func() {
 		if !n.offer(func() { n.deliver(ctx, agentID) }) {
 			n.mu.Lock()
@@ -111,7 +121,6 @@ func (n *notifier) wake(ctx context.Context, agentID string) {
 			n.b.log.Warn().Str("agent", agentID).Msg("notification workers busy; NOTIFY waits for the next wake")
 		}
 	}
-	at, recent := n.last.Get(agentID, time.Now())
 	if !recent {
 		run()
 		return

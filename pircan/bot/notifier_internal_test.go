@@ -55,3 +55,38 @@ func TestNotificationWorkBlocksNoRequest(t *testing.T) {
 		}
 	})
 }
+
+// A wake that finds the notification queue full is refused and forgets the
+// agent (its next wake tries again); it never waits, neither for the queue
+// nor for the notifier's own lock (which it once took twice, stopping
+// every notification worker for good: 5,000 agents in pircan bench).
+func TestWakeOnAFullQueueReturns(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := &Bot{log: zerolog.Nop()}
+	n := newNotifier(b) // no workers: nothing takes from the queue
+	for range notifyQueue {
+		if !n.offer(func() {}) {
+			t.Fatal("the queue refused a job below its bound")
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		n.wake(ctx, "agent-1")
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // a deadline, not a pause: it returns at once
+		t.Fatal("wake on a full queue did not return")
+	}
+	n.mu.Lock()
+	scheduled := n.scheduled["agent-1"]
+	n.mu.Unlock()
+	if scheduled {
+		t.Error("a refused wake left the agent scheduled: its next wake would do nothing")
+	}
+	if got := n.refused.Load(); got != 1 {
+		t.Errorf("refused %d, want 1", got)
+	}
+}
