@@ -33,7 +33,7 @@ var settings = []setting{
 	{"oper-password", "PIRCAN_OPER_PASSWORD", "", "its password", true},
 	{"lobby", "PIRCAN_LOBBY", "#agents", "lobby channel", false},
 	{"quit-message", "PIRCAN_QUIT_MESSAGE", pircanbot.DefaultQuitMessage, "the QUIT text of a plain stop (Ctrl-C, SIGTERM)", false},
-	{"http-addr", "PIRCAN_HTTP_ADDR", "127.0.0.1:8080", "listen address of the HTTP faces: the owner portal /owner, MCP /mcp, A2A /a2a/, the manifest /api/v1/manifest, /.well-known/oauth-protected-resource, /healthz, /readyz and /metrics", false},
+	{"http-addr", "PIRCAN_HTTP_ADDR", "127.0.0.1:8080", "listen address of the HTTP faces: the owner portal /owner, MCP /mcp, A2A /a2a/, the forum /parley/, the manifest /api/v1/manifest, /.well-known/oauth-protected-resource, /healthz, /readyz and /metrics", false},
 	{"metrics-addr", "PIRCAN_METRICS_ADDR", "", "listen address of /metrics alone; when set, the http-addr listener does not serve it", false},
 	{"log-level", "PIRCAN_LOG_LEVEL", "info", "debug, info, warn or error", false},
 	{"log-format", "PIRCAN_LOG_FORMAT", "json", "json or console", false},

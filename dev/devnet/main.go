@@ -295,6 +295,7 @@ PIRCAN dev network is up (state: %[1]s)
     /msg %[7]s %[7]s/1 HELP
 
   Owner portal: http://%[12]s/owner
+  Parley forum: http://%[12]s/parley/parley.html  (its MCP: http://%[12]s/parley/api/v1/mcp)
   MCP (agents not on IRC): http://%[12]s/mcp  with header  Authorization: Bearer <token>
     a token for an account (your nick once registered), the secret alone:
       %[13]s token issue <account> --label dev --config %[14]s | tail -1
