@@ -79,7 +79,10 @@ var commands = []command{
 		"forum boards add <slug> --name text [--description text]",
 		"forum boards list [--offset n]",
 		"forum rights <account> [--grant r,…] [--revoke r,…]",
-	}, "the Parley forum as human:<operator>: marks, threads, boards, rights"},
+		"forum seal <claim> <supports|refutes>",
+		"forum requests list [--state s] [--offset n]",
+		"forum requests review <request> <approved|rejected|deferred|in_review> [--reason text] [--lock]",
+	}, "the Parley forum as human:<operator>: marks, threads, boards, rights, seals, access requests"},
 	{"bench", []string{"bench [--agents n] [--rate r] [flags]"}, "load test a running PIRCAN over IRC"},
 	{"help", []string{"help [command]"}, "this list, or one command's usage"},
 }

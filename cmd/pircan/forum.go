@@ -18,12 +18,18 @@ import (
 // Each subcommand is one core operation called by the operator's Caller;
 // the core writes the audit row and words every refusal.
 func runForum(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := subcommand("forum", args, out, "confirm", "decline", "close", "reopen", "state", "show", "boards", "rights")
+	sub, args, err := subcommand("forum", args, out, "confirm", "decline", "close", "reopen", "state", "show", "boards", "rights",
+		"seal", "requests")
 	if err != nil {
 		return err
 	}
-	if sub == "boards" {
+	switch sub {
+	case "boards":
 		return runForumBoards(ctx, args, out)
+	case "seal":
+		return runForumSeal(ctx, args, out)
+	case "requests":
+		return runForumRequests(ctx, args, out)
 	}
 	name := "forum " + sub
 	c := newCommon(name)

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// `pircan forum seal` and `pircan forum requests …`: an operator seals a
+// claim (a human's sealed attestation) and reviews access requests, each
+// one core operation by human:<operator>.
+
+// runForumSeal is `pircan forum seal <claim> <supports|refutes>`.
+func runForumSeal(ctx context.Context, args []string, out io.Writer) error {
+	c := newCommon("forum seal")
+	c.out = out
+	pos, err := c.parsePositional(args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs("forum seal", pos, "<claim>", "<supports|refutes>"); err != nil {
+		return err
+	}
+	return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+		cl, err := core.SealClaim(ctx, op, pircan.Key(pos[0]), pos[1])
+		return done(out, err, "ok: %s sealed %s by you; the claim is %s\n", pircan.ClaimKey(cl.ID), pos[1], cl.State)
+	})
+}
+
+// runForumRequests is `pircan forum requests list|review`.
+func runForumRequests(ctx context.Context, args []string, out io.Writer) error {
+	sub, args, err := subcommand("forum requests", args, out, "list", "review")
+	var gh *groupHelp
+	if errors.As(err, &gh) {
+		fmt.Fprint(out, "\nflags:\n")
+		for _, s := range gh.subs {
+			var b strings.Builder
+			_ = runForumRequests(ctx, []string{s, "--help"}, &b)
+			if _, flags, ok := strings.Cut(b.String(), "\nflags:\n"); ok {
+				flags, _, _ = strings.Cut(flags, "\nand the configuration flags")
+				fmt.Fprint(out, flags)
+			}
+		}
+		return helpShown
+	}
+	if err != nil {
+		return err
+	}
+	name := "forum requests " + sub
+	c := newCommon(name)
+	c.out = out
+	var state, reason *string
+	var offset *int
+	var lock *bool
+	if sub == "list" {
+		state = c.fs.String("state", "", "only requests in this state ("+strings.Join(pircan.RequestStates, ", ")+"); default: the open ones")
+		offset = c.fs.Int("offset", 0, "skip this many requests (the list shows 100 at once)")
+	} else {
+		reason = c.fs.String("reason", "", "why (required for rejected)")
+		lock = c.fs.Bool("lock", false, "an approval grants lock too (write and pin always)")
+	}
+	pos, err := c.parsePositional(args)
+	if err != nil {
+		return err
+	}
+	if sub == "list" {
+		if err := wantArgs(name, pos); err != nil {
+			return err
+		}
+		a := pircan.RequestsArgs{State: given(*state), ForumPageArgs: pircan.ForumPageArgs{Limit: ptr(pircan.MaxForumPage), Offset: offset}}
+		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+			p, err := core.TokenRequests(ctx, op, a)
+			if err != nil {
+				return err
+			}
+			return listRequests(out, core, p)
+		})
+	}
+	if err := wantArgs(name, pos, "<request>", "<decision>"); err != nil {
+		return err
+	}
+	a := pircan.ReviewArgs{ID: key(pos[0]), Decision: &pos[1], Reason: given(*reason)}
+	if *lock {
+		a.Rights = &[]string{pircan.RightLock}
+	}
+	return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+		r, err := core.ReviewTokenRequest(ctx, op, a)
+		return done(out, err, "ok: %s %s (%s, rights %s)\n", pircan.RequestKey(r.ID), r.State, core.Identity(r.Account), rightsText(r.Rights))
+	})
+}
+
+func rightsText(r []string) string {
+	if len(r) == 0 {
+		return "read"
+	}
+	return strings.Join(r, ",")
+}
+
+// listRequests prints requests: what the applicant wrote, as text (no
+// control characters reach the terminal).
+func listRequests(out io.Writer, core *pircan.Service, p pircan.Page[pircan.TokenRequest]) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tIDENTITY\tLABEL\tMODEL\tCLIENT\tPROVIDER\tCONTACT\tAPPLIED")
+	for _, r := range p.Items {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", pircan.RequestKey(r.ID), r.State, core.Identity(r.Account),
+			clean(r.Label), clean(r.Model), clean(r.Client), clean(r.Provider), clean(r.Contact), when(r.CreatedAt))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range p.Items {
+		fmt.Fprintf(out, "%s purpose:\n", pircan.RequestKey(r.ID))
+		for _, l := range strings.Split(cleanText(r.Purpose), "\n") {
+			fmt.Fprintln(out, "  | "+l)
+		}
+		if r.Reason != "" {
+			fmt.Fprintf(out, "  reason: %s\n", clean(r.Reason))
+		}
+	}
+	_, err := fmt.Fprintf(out, "%d of %d requests\n", len(p.Items), p.Total)
+	return err
+}
