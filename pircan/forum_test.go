@@ -371,3 +371,38 @@ func TestForumRightsAndLimits(t *testing.T) {
 		t.Fatalf("next page by cursor: %+v", next)
 	}
 }
+
+// A board's counters: threads on its row, messages summed over its count
+// rows (one per shard of threads), the last activity the latest of them.
+func TestForumBoardCounters(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	ctx := t.Context()
+	a := agent(t, svc, pircan.FaceParley)
+	slug := strings.ToLower(unique("cnt"))
+	empty, err := svc.AddBoard(ctx, pircan.OperatorCaller("operator:ops"), pircan.NewBoardArgs{Slug: &slug, Name: sp("Counted")})
+	must(t, err)
+	if empty.Threads != 0 || empty.Messages != 0 || !empty.LastAt.IsZero() {
+		t.Fatalf("a new board: %+v", empty)
+	}
+	var threads []int64
+	for range 3 { // three threads: three shards
+		p, err := svc.OpenThread(ctx, a, pircan.OpenThreadArgs{ID: kp(slug), EnvelopeArgs: envelope("note", "n")})
+		must(t, err)
+		threads = append(threads, p.Thread.ID)
+	}
+	_, err = svc.PostMessage(ctx, a, pircan.PostMessageArgs{ID: kp(pircan.ThreadKey(threads[1])), EnvelopeArgs: envelope("note", "again")})
+	must(t, err)
+	b, err := svc.ForumBoard(ctx, a, pircan.BoardArgs{ID: kp(slug)})
+	must(t, err)
+	if b.Threads != 3 || b.Messages != 4 || b.LastAt.IsZero() {
+		t.Fatalf("counters: %+v", b)
+	}
+	page, err := svc.ForumBoards(ctx, a, pircan.ForumPageArgs{Limit: ip(100), Offset: ip(0)})
+	must(t, err)
+	for _, it := range page.Items {
+		if it.ID == b.ID && (it.Messages != 4 || it.Threads != 3 || !it.LastAt.Equal(b.LastAt)) {
+			t.Fatalf("listed: %+v, one: %+v", it, b)
+		}
+	}
+}

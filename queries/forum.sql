@@ -17,7 +17,14 @@ SELECT count(*) FROM forum_threads WHERE creator_folded = @creator_folded AND cr
 SELECT count(*) FROM forum_boards WHERE created_by = @created_by AND created_by <> '' AND created_at > now() - interval '1 day';
 
 -- name: ListForumBoards :many
-SELECT *, count(*) OVER () AS total FROM forum_boards ORDER BY id LIMIT @lim OFFSET @off;
+-- Boards with their counters (the sum and latest of their count rows;
+-- 'epoch' for a board without messages).
+SELECT sqlc.embed(b), coalesce(c.messages, 0)::bigint AS messages, coalesce(c.last_at, 'epoch')::timestamptz AS last_at,
+       count(*) OVER () AS total
+FROM forum_boards b
+LEFT JOIN LATERAL (SELECT sum(messages) AS messages, max(last_at) AS last_at
+                   FROM forum_board_counts WHERE board_id = b.id) c ON true
+ORDER BY b.id LIMIT @lim OFFSET @off;
 
 -- name: CountForumBoards :one
 SELECT count(*) FROM forum_boards;
@@ -28,6 +35,12 @@ SELECT * FROM forum_boards WHERE id = @id;
 -- name: ForumBoardBySlug :one
 SELECT * FROM forum_boards WHERE slug = @slug;
 
+-- name: ForumBoardCounts :one
+-- A board's message count and last activity: its count rows (16 at most);
+-- 'epoch' for a board without messages.
+SELECT coalesce(sum(messages), 0)::bigint AS messages, coalesce(max(last_at), 'epoch')::timestamptz AS last_at
+FROM forum_board_counts WHERE board_id = @board_id;
+
 -- name: InsertForumBoard :one
 INSERT INTO forum_boards (slug, name, description, created_by)
 VALUES (@slug, @name, @description, @created_by)
@@ -36,10 +49,15 @@ RETURNING *;
 -- name: LockForumBoard :one
 SELECT id FROM forum_boards WHERE id = @id FOR NO KEY UPDATE;
 
--- name: ForumBoardCounted :exec
--- A board's counters after a message (and maybe a new thread) on it.
-UPDATE forum_boards SET messages = messages + 1, threads = threads + @new_threads::bigint, last_at = now()
-WHERE id = @id;
+-- name: ForumBoardThreadAdded :exec
+-- A new thread on a board (its row is locked already: LockForumBoard).
+UPDATE forum_boards SET threads = threads + 1 WHERE id = @id;
+
+-- name: ForumBoardMessageCounted :exec
+-- A message on a board, counted in the row of its thread's shard: posts to
+-- other threads of the board count in other rows, and do not wait.
+INSERT INTO forum_board_counts (board_id, shard, messages, last_at) VALUES (@board_id, @shard, 1, now())
+ON CONFLICT (board_id, shard) DO UPDATE SET messages = forum_board_counts.messages + 1, last_at = now();
 
 -- name: InsertForumThread :one
 INSERT INTO forum_threads (board_id, creator_account, creator_folded, creator_ext, title)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -17,14 +18,18 @@ import (
 // (hourly counts) and the thread's row, then calls the core's rule on what
 // it read, and writes what the rule returned, the events and the audit row.
 
-func toBoard(b db.ForumBoard) pircan.Board {
+// toBoard is a board with its counters (lastAt at the epoch: no message yet).
+func toBoard(b db.ForumBoard, messages int64, lastAt time.Time) pircan.Board {
 	out := pircan.Board{ID: b.ID, Slug: b.Slug, Name: b.Name, Description: b.Description, Threads: b.Threads,
-		Messages: b.Messages, CreatedAt: b.CreatedAt}
-	if b.LastAt.Valid {
-		out.LastAt = b.LastAt.Time
+		Messages: messages, CreatedAt: b.CreatedAt}
+	if lastAt.Unix() > 0 {
+		out.LastAt = lastAt
 	}
 	return out
 }
+
+// boardShards is how many rows count a board's messages (schema 00031).
+const boardShards = 16
 
 func toThread(t db.ForumThread, slug string) pircan.Thread {
 	out := pircan.Thread{ID: t.ID, BoardID: t.BoardID, BoardSlug: slug, Title: t.Title,
@@ -87,8 +92,7 @@ func (s *Store) ForumBoards(ctx context.Context, limit, offset int) ([]pircan.Bo
 			return err
 		}
 		for _, r := range rows {
-			out = append(out, toBoard(db.ForumBoard{ID: r.ID, Slug: r.Slug, Name: r.Name, Description: r.Description,
-				CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, Threads: r.Threads, Messages: r.Messages, LastAt: r.LastAt}))
+			out = append(out, toBoard(r.ForumBoard, r.Messages, r.LastAt))
 			total = int(r.Total)
 		}
 		if len(rows) == 0 {
@@ -112,8 +116,12 @@ func (s *Store) ForumBoard(ctx context.Context, id int64, slug string) (pircan.B
 		} else {
 			b, err = q.ForumBoardBySlug(ctx, slug)
 		}
-		out = toBoard(b)
-		return notFound(err)
+		if err != nil {
+			return notFound(err)
+		}
+		c, err := q.ForumBoardCounts(ctx, b.ID)
+		out = toBoard(b, c.Messages, c.LastAt)
+		return err
 	})
 	return out, err
 }
@@ -141,7 +149,7 @@ func (s *Store) AddForumBoard(ctx context.Context, actor pircan.ForumActor, b pi
 		if err != nil {
 			return err
 		}
-		out = toBoard(r)
+		out = toBoard(r, 0, time.Time{})
 		return audit(ctx, q, actor.AuditActor(), "forum.board_added", out.Slug, humanDetails(actor, map[string]any{"board": out.ID,
 			"name_size": len(b.Name), "description_size": len(b.Description)}))
 	})
@@ -352,11 +360,13 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 				return err
 			}
 		}
-		var newThreads int64
 		if newThread {
-			newThreads = 1
+			if err := q.ForumBoardThreadAdded(ctx, t.BoardID); err != nil {
+				return err
+			}
 		}
-		if err := q.ForumBoardCounted(ctx, db.ForumBoardCountedParams{ID: t.BoardID, NewThreads: newThreads}); err != nil {
+		if err := q.ForumBoardMessageCounted(ctx, db.ForumBoardMessageCountedParams{BoardID: t.BoardID,
+			Shard: int16(t.ID % boardShards)}); err != nil {
 			return err
 		}
 		for i := range change.Events {

@@ -185,7 +185,10 @@ func seedForum(b *testing.B, clients []*benchClient) (board, thread string) {
 		INSERT INTO forum_messages (thread_id, kind, body, author_account, author_folded, awaiting, created_at)
 		SELECT id, 'ask', 'Seeded question', $2, lower($2), true, created_at FROM th`, boardID, author, benchThreads)
 	must(b, err)
-	_, err = pool.Exec(ctx, `UPDATE forum_boards SET threads = $2, messages = $2 WHERE id = $1`, boardID, benchThreads)
+	_, err = pool.Exec(ctx, `UPDATE forum_boards SET threads = $2 WHERE id = $1`, boardID, benchThreads)
+	must(b, err)
+	_, err = pool.Exec(ctx, `INSERT INTO forum_board_counts (board_id, shard, messages, last_at) VALUES ($1, 0, $2, now())`,
+		boardID, benchThreads+benchMessages)
 	must(b, err)
 	must(b, pool.QueryRow(ctx, `INSERT INTO forum_threads (board_id, creator_account, creator_folded, title, messages)
 		VALUES ($1, $2, lower($2), 'The long thread', $3) RETURNING id`, boardID, author, benchMessages).Scan(&threadID))

@@ -322,7 +322,7 @@ func (q *Queries) ForumAgentOf(ctx context.Context, accountFolded string) (strin
 }
 
 const forumBoardByID = `-- name: ForumBoardByID :one
-SELECT id, slug, name, description, created_by, created_at, threads, messages, last_at FROM forum_boards WHERE id = $1
+SELECT id, slug, name, description, created_by, created_at, threads FROM forum_boards WHERE id = $1
 `
 
 func (q *Queries) ForumBoardByID(ctx context.Context, id int64) (ForumBoard, error) {
@@ -336,14 +336,12 @@ func (q *Queries) ForumBoardByID(ctx context.Context, id int64) (ForumBoard, err
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.Threads,
-		&i.Messages,
-		&i.LastAt,
 	)
 	return i, err
 }
 
 const forumBoardBySlug = `-- name: ForumBoardBySlug :one
-SELECT id, slug, name, description, created_by, created_at, threads, messages, last_at FROM forum_boards WHERE slug = $1
+SELECT id, slug, name, description, created_by, created_at, threads FROM forum_boards WHERE slug = $1
 `
 
 func (q *Queries) ForumBoardBySlug(ctx context.Context, slug string) (ForumBoard, error) {
@@ -357,25 +355,53 @@ func (q *Queries) ForumBoardBySlug(ctx context.Context, slug string) (ForumBoard
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.Threads,
-		&i.Messages,
-		&i.LastAt,
 	)
 	return i, err
 }
 
-const forumBoardCounted = `-- name: ForumBoardCounted :exec
-UPDATE forum_boards SET messages = messages + 1, threads = threads + $1::bigint, last_at = now()
-WHERE id = $2
+const forumBoardCounts = `-- name: ForumBoardCounts :one
+SELECT coalesce(sum(messages), 0)::bigint AS messages, coalesce(max(last_at), 'epoch')::timestamptz AS last_at
+FROM forum_board_counts WHERE board_id = $1
 `
 
-type ForumBoardCountedParams struct {
-	NewThreads int64
-	ID         int64
+type ForumBoardCountsRow struct {
+	Messages int64
+	LastAt   time.Time
 }
 
-// A board's counters after a message (and maybe a new thread) on it.
-func (q *Queries) ForumBoardCounted(ctx context.Context, arg ForumBoardCountedParams) error {
-	_, err := q.db.Exec(ctx, forumBoardCounted, arg.NewThreads, arg.ID)
+// A board's message count and last activity: its count rows (16 at most);
+// 'epoch' for a board without messages.
+func (q *Queries) ForumBoardCounts(ctx context.Context, boardID int64) (ForumBoardCountsRow, error) {
+	row := q.db.QueryRow(ctx, forumBoardCounts, boardID)
+	var i ForumBoardCountsRow
+	err := row.Scan(&i.Messages, &i.LastAt)
+	return i, err
+}
+
+const forumBoardMessageCounted = `-- name: ForumBoardMessageCounted :exec
+INSERT INTO forum_board_counts (board_id, shard, messages, last_at) VALUES ($1, $2, 1, now())
+ON CONFLICT (board_id, shard) DO UPDATE SET messages = forum_board_counts.messages + 1, last_at = now()
+`
+
+type ForumBoardMessageCountedParams struct {
+	BoardID int64
+	Shard   int16
+}
+
+// A message on a board, counted in the row of its thread's shard: posts to
+// other threads of the board count in other rows, and do not wait.
+func (q *Queries) ForumBoardMessageCounted(ctx context.Context, arg ForumBoardMessageCountedParams) error {
+	_, err := q.db.Exec(ctx, forumBoardMessageCounted, arg.BoardID, arg.Shard)
+	return err
+}
+
+const forumBoardThreadAdded = `-- name: ForumBoardThreadAdded :exec
+UPDATE forum_boards SET threads = threads + 1 WHERE id = $1
+`
+
+// A new thread on a board (its row is locked already: LockForumBoard).
+func (q *Queries) ForumBoardThreadAdded(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, forumBoardThreadAdded, id)
 	return err
 }
 
@@ -524,7 +550,7 @@ func (q *Queries) ForumThread(ctx context.Context, id int64) (ForumThreadRow, er
 const insertForumBoard = `-- name: InsertForumBoard :one
 INSERT INTO forum_boards (slug, name, description, created_by)
 VALUES ($1, $2, $3, $4)
-RETURNING id, slug, name, description, created_by, created_at, threads, messages, last_at
+RETURNING id, slug, name, description, created_by, created_at, threads
 `
 
 type InsertForumBoardParams struct {
@@ -550,8 +576,6 @@ func (q *Queries) InsertForumBoard(ctx context.Context, arg InsertForumBoardPara
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.Threads,
-		&i.Messages,
-		&i.LastAt,
 	)
 	return i, err
 }
@@ -667,7 +691,12 @@ func (q *Queries) InsertForumThread(ctx context.Context, arg InsertForumThreadPa
 }
 
 const listForumBoards = `-- name: ListForumBoards :many
-SELECT id, slug, name, description, created_by, created_at, threads, messages, last_at, count(*) OVER () AS total FROM forum_boards ORDER BY id LIMIT $2 OFFSET $1
+SELECT b.id, b.slug, b.name, b.description, b.created_by, b.created_at, b.threads, coalesce(c.messages, 0)::bigint AS messages, coalesce(c.last_at, 'epoch')::timestamptz AS last_at,
+       count(*) OVER () AS total
+FROM forum_boards b
+LEFT JOIN LATERAL (SELECT sum(messages) AS messages, max(last_at) AS last_at
+                   FROM forum_board_counts WHERE board_id = b.id) c ON true
+ORDER BY b.id LIMIT $2 OFFSET $1
 `
 
 type ListForumBoardsParams struct {
@@ -676,18 +705,14 @@ type ListForumBoardsParams struct {
 }
 
 type ListForumBoardsRow struct {
-	ID          int64
-	Slug        string
-	Name        string
-	Description string
-	CreatedBy   string
-	CreatedAt   time.Time
-	Threads     int64
-	Messages    int64
-	LastAt      pgtype.Timestamptz
-	Total       int64
+	ForumBoard ForumBoard
+	Messages   int64
+	LastAt     time.Time
+	Total      int64
 }
 
+// Boards with their counters (the sum and latest of their count rows;
+// 'epoch' for a board without messages).
 func (q *Queries) ListForumBoards(ctx context.Context, arg ListForumBoardsParams) ([]ListForumBoardsRow, error) {
 	rows, err := q.db.Query(ctx, listForumBoards, arg.Off, arg.Lim)
 	if err != nil {
@@ -698,13 +723,13 @@ func (q *Queries) ListForumBoards(ctx context.Context, arg ListForumBoardsParams
 	for rows.Next() {
 		var i ListForumBoardsRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.Slug,
-			&i.Name,
-			&i.Description,
-			&i.CreatedBy,
-			&i.CreatedAt,
-			&i.Threads,
+			&i.ForumBoard.ID,
+			&i.ForumBoard.Slug,
+			&i.ForumBoard.Name,
+			&i.ForumBoard.Description,
+			&i.ForumBoard.CreatedBy,
+			&i.ForumBoard.CreatedAt,
+			&i.ForumBoard.Threads,
 			&i.Messages,
 			&i.LastAt,
 			&i.Total,

@@ -114,8 +114,13 @@ type ForumBoard struct {
 	CreatedBy   string
 	CreatedAt   time.Time
 	Threads     int64
-	Messages    int64
-	LastAt      pgtype.Timestamptz
+}
+
+type ForumBoardCount struct {
+	BoardID  int64
+	Shard    int16
+	Messages int64
+	LastAt   time.Time
 }
 
 type ForumClaim struct {
