@@ -128,24 +128,16 @@ const (
 // Rule errors the store returns from inside its transactions; each
 // handler's table turns them into protocol errors with its own words.
 var (
-	ErrSelfContact        = fmt.Errorf("self contact")
-	ErrUnknownAgent       = fmt.Errorf("unknown agent")
-	ErrDuplicateRequest   = fmt.Errorf("duplicate request")
-	ErrAlreadyAgreed      = fmt.Errorf("already agreed")
-	ErrCooldown           = fmt.Errorf("cooldown")
-	ErrTooManyPending     = fmt.Errorf("too many pending")
-	ErrRateLimited        = fmt.Errorf("rate limited")
-	ErrNotPending         = fmt.Errorf("not pending")
-	ErrNotActive          = fmt.Errorf("not active")
-	ErrNotAuthorized      = fmt.Errorf("not authorized")
-	ErrLoopLimit          = fmt.Errorf("loop limit")
-	ErrConversationBudget = fmt.Errorf("conversation budget")
-	ErrInvalidReplyTo     = fmt.Errorf("invalid reply_to")
-	ErrInvalidGrant       = fmt.Errorf("grant exceeds request") // ACCEPT asked for more than requested
-	// A message with no agreement, but a contact request between the two
-	// still pending: what is missing is its acceptance, not a request.
-	ErrRequestPending  = fmt.Errorf("own contact request pending")   // the caller's, to the other agent
-	ErrRequestAwaiting = fmt.Errorf("their contact request pending") // the other agent's, to the caller
+	ErrSelfContact      = fmt.Errorf("self contact")
+	ErrUnknownAgent     = fmt.Errorf("unknown agent")
+	ErrDuplicateRequest = fmt.Errorf("duplicate request")
+	ErrCooldown         = fmt.Errorf("cooldown")
+	ErrTooManyPending   = fmt.Errorf("too many pending")
+	ErrRateLimited      = fmt.Errorf("rate limited")
+	ErrNotPending       = fmt.Errorf("not pending")
+	ErrNotActive        = fmt.Errorf("not active")
+	ErrNotAuthorized    = fmt.Errorf("not authorized")
+	ErrInvalidGrant     = fmt.Errorf("grant exceeds request") // ACCEPT asked for more than requested
 )
 
 // Codes of REPORT (spec §2).

@@ -56,8 +56,7 @@ type ContactArgs struct {
 
 // Contact files a request; the target's policy applies at once.
 func (s *Service) Contact(ctx context.Context, c Caller, a ContactArgs) (ContactResult, error) {
-	agent, err := registered(c, &a)
-	if err != nil {
+	if _, err := registered(c, &a); err != nil {
 		return ContactResult{}, err
 	}
 	scopes := []string{ScopeMessage}
@@ -67,21 +66,10 @@ func (s *Service) Contact(ctx context.Context, c Caller, a ContactArgs) (Contact
 		}
 		scopes = *a.Scopes
 	}
-	if *a.To == agent.ID {
-		return ContactResult{}, errSelfContact
-	}
-	l := s.cfg.Limits
-	res, serr := s.store.Contact(ctx, c.actor(), NewContact{To: *a.To, Purpose: *a.Purpose, Scopes: scopes, TTLDays: *a.TTLDays}, l)
+	r := NewContact{To: *a.To, Purpose: *a.Purpose, Scopes: scopes, TTLDays: *a.TTLDays}
+	res, serr := s.store.Contact(ctx, c.actor(), r, ContactRule{Limits: s.cfg.Limits})
 	if serr != nil {
-		return ContactResult{}, ruleErrors(serr, map[error]*Error{
-			ErrSelfContact:      errSelfContact,
-			ErrUnknownAgent:     FieldError(CodeUnknownAgent, "to", "No agent %s.", *a.To).Then(NextFind),
-			ErrDuplicateRequest: Errorf(CodeDuplicateRequest, "You already have a pending request to this agent; wait, or cancel it."),
-			ErrAlreadyAgreed:    Errorf(CodeAlreadyAgreed, "An active agreement already grants these scopes.").Then(NextAgreements),
-			ErrCooldown:         Errorf(CodeCooldown, "This agent declined you within the last 24 hours; ask again later."),
-			ErrTooManyPending:   Errorf(CodeTooManyPending, "You have %d pending requests; wait for answers or cancel some.", l.PendingMax),
-			ErrRateLimited:      Errorf(CodeRateLimited, "At most %d contact requests per hour.", l.ContactsHour),
-		})
+		return ContactResult{}, ruleErrors(serr, map[error]*Error{ErrDuplicateRequest: errDuplicateRequest})
 	}
 	return res, nil
 }

@@ -31,20 +31,7 @@ func (s *Service) Send(ctx context.Context, c Caller, a SendArgs) (SentMessage, 
 	if a.ReplyTo != nil {
 		m.ReplyTo = *a.ReplyTo
 	}
-	l := s.cfg.Limits
-	sent, err := s.store.Send(ctx, c.actor(), m, l)
-	if err != nil {
-		return SentMessage{}, ruleErrors(err, map[error]*Error{
-			ErrNotAuthorized:      Errorf(CodeNotAuthorized, "No active agreement with the message scope allows this; ask this agent for one first.").Then(NextContact),
-			ErrRequestPending:     Errorf(CodeNotAuthorized, "Your contact request to this agent is still pending: messages wait until the agent (or its owner) accepts it."),
-			ErrRequestAwaiting:    Errorf(CodeNotAuthorized, "This agent's contact request to you is still pending: accept it first (with the message scope).").Then(NextContacts),
-			ErrInvalidReplyTo:     FieldError(CodeInvalidArgument, "reply_to", "reply_to must be a message between you and this agent."),
-			ErrLoopLimit:          Errorf(CodeLoopLimit, "This reply chain is more than %d hops deep; start a new conversation.", l.MaxHops),
-			ErrConversationBudget: Errorf(CodeConversationBudget, "This conversation has had %d messages in the last hour.", l.ConversationHour),
-			ErrRateLimited:        Errorf(CodeRateLimited, "At most %d messages per hour per agreement.", l.MessagesHour),
-		})
-	}
-	return sent, nil
+	return s.store.Send(ctx, c.actor(), m, SendRule{Limits: s.cfg.Limits})
 }
 
 // InboxArgs read the oldest unread messages.

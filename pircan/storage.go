@@ -31,14 +31,18 @@ type Store interface {
 	Policy(ctx context.Context, agentID string) (policy string, locked bool, err error)
 	// SetPolicy is the agent's own change: ErrNotAuthorized once locked.
 	SetPolicy(ctx context.Context, actor Actor, policy string) error
-	// Contact files a request and applies the target's policy at once.
-	Contact(ctx context.Context, actor Actor, r NewContact, l Limits) (ContactResult, error)
+	// Contact files a request: it reads ContactFacts and runs rule.Decide
+	// in its transaction, returning the rule's refusal as it is (a racing
+	// duplicate is ErrDuplicateRequest).
+	Contact(ctx context.Context, actor Actor, r NewContact, rule ContactRule) (ContactResult, error)
 	Contacts(ctx context.Context, agentID string, incoming bool, status string, limit, offset int) ([]ContactItem, int, error)
 	// Decide accepts, declines or cancels a pending request.
 	Decide(ctx context.Context, actor Actor, d Decision) (DecisionResult, error)
 	Agreements(ctx context.Context, agentID string, includeEnded bool, limit, offset int) ([]AgreementItem, int, error)
 	Revoke(ctx context.Context, actor Actor, agreementID string) error
-	Send(ctx context.Context, actor Actor, m NewMessage, l Limits) (SentMessage, error)
+	// Send stores a message under the agreement granting it, running rule
+	// in its transaction and returning its refusals as they are.
+	Send(ctx context.Context, actor Actor, m NewMessage, rule SendRule) (SentMessage, error)
 	// Inbox returns the oldest unread messages not in skip, changing
 	// nothing, and says how many more unread ones (not in skip) there are.
 	Inbox(ctx context.Context, actor Actor, limit int, skip []string) (msgs []Message, remaining int, err error)

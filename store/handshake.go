@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store/db"
@@ -42,58 +41,24 @@ func (s *Store) SetPolicy(ctx context.Context, actor pircan.Actor, policy string
 	})
 }
 
-// Contact implements pircan.Store: every rule of CONTACT is checked inside
-// one transaction, and the target's policy decides at once where it can.
-func (s *Store) Contact(ctx context.Context, actor pircan.Actor, r pircan.NewContact, l pircan.Limits) (pircan.ContactResult, error) {
+// Contact implements pircan.Store: it reads CONTACT's facts inside one
+// transaction, with the requester's row locked, and files what the core's
+// rule decides (pircan.ContactRule).
+func (s *Store) Contact(ctx context.Context, actor pircan.Actor, r pircan.NewContact, rule pircan.ContactRule) (pircan.ContactResult, error) {
 	var res pircan.ContactResult
 	me := actor.AgentID
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		if r.To == me {
-			return pircan.ErrSelfContact
-		}
-		target, err := q.AgentPolicy(ctx, r.To)
-		if err != nil {
-			if errors.Is(err, errNoRows) {
-				return pircan.ErrUnknownAgent
-			}
-			return err
-		}
-		if err := q.LockAgent(ctx, me); err != nil {
-			return err
-		}
-		pair := db.ExpireStaleRequestsParams{FromAgent: me, ToAgent: r.To}
-		if err := q.ExpireStaleRequests(ctx, pair); err != nil {
-			return err
-		}
-		if n, err := q.CountRequestsLastHour(ctx, me); err != nil || n >= int64(l.ContactsHour) {
-			return orErr(err, pircan.ErrRateLimited)
-		}
-		if pending, err := q.HasPendingRequest(ctx, db.HasPendingRequestParams(pair)); err != nil || pending {
-			return orErr(err, pircan.ErrDuplicateRequest)
-		}
-		active, err := q.ActiveAgreementsBetween(ctx, db.ActiveAgreementsBetweenParams{A: me, B: r.To})
+		f, err := contactFacts(ctx, q, me, r.To)
 		if err != nil {
 			return err
 		}
-		if pircan.Covers(pircan.Granted(me, agreementScopes(active)), r.Scopes) {
-			return pircan.ErrAlreadyAgreed
+		outcome, perr := rule.Decide(me, r, f)
+		if perr != nil {
+			return perr
 		}
-		if cool, err := q.DeclinedRecently(ctx, db.DeclinedRecentlyParams(pair)); err != nil || cool {
-			return orErr(err, pircan.ErrCooldown)
-		}
-		status, decidedBy := "pending", (*string)(nil)
-		switch {
-		case target.Policy == pircan.PolicyDeny:
-			status, decidedBy = "declined", ptr("policy")
-		case target.Policy == pircan.PolicyAutoAccept && slices.Equal(r.Scopes, []string{pircan.ScopeMessage}):
-			status, decidedBy = "accepted", ptr("policy")
-		}
-		// The pending limit bounds what waits; a request the policy decides
-		// at once never does.
-		if status == "pending" {
-			if n, err := q.CountPendingOutgoing(ctx, me); err != nil || n >= int64(l.PendingMax) {
-				return orErr(err, pircan.ErrTooManyPending)
-			}
+		status, decidedBy := outcome.Status, (*string)(nil)
+		if outcome.ByPolicy {
+			decidedBy = ptr("policy")
 		}
 		row, err := q.InsertContactRequest(ctx, db.InsertContactRequestParams{FromAgent: me, ToAgent: r.To,
 			Purpose: r.Purpose, Scopes: r.Scopes, TtlDays: int32(r.TTLDays), Status: status, DecidedBy: decidedBy})
@@ -124,6 +89,47 @@ func (s *Store) Contact(ctx context.Context, actor pircan.Actor, r pircan.NewCon
 	return res, err
 }
 
+// contactFacts reads what CONTACT's rule decides by, with the requester's
+// row locked (so its racing requests are counted) and its stale requests to
+// the target expired first.
+func contactFacts(ctx context.Context, q *db.Queries, me, to string) (pircan.ContactFacts, error) {
+	var f pircan.ContactFacts
+	target, err := q.AgentPolicy(ctx, to)
+	if errors.Is(err, errNoRows) {
+		return f, nil // no such agent: no policy
+	}
+	if err != nil {
+		return f, err
+	}
+	f.TargetPolicy = target.Policy
+	if err := q.LockAgent(ctx, me); err != nil {
+		return f, err
+	}
+	pair := db.ExpireStaleRequestsParams{FromAgent: me, ToAgent: to}
+	if err := q.ExpireStaleRequests(ctx, pair); err != nil {
+		return f, err
+	}
+	n, err := q.CountRequestsLastHour(ctx, me)
+	if err != nil {
+		return f, err
+	}
+	f.RequestsHour = int(n)
+	if f.Pending, err = q.HasPendingRequest(ctx, db.HasPendingRequestParams(pair)); err != nil {
+		return f, err
+	}
+	active, err := q.ActiveAgreementsBetween(ctx, db.ActiveAgreementsBetweenParams{A: me, B: to})
+	if err != nil {
+		return f, err
+	}
+	f.Active = agreementScopes(active)
+	if f.DeclinedRecently, err = q.DeclinedRecently(ctx, db.DeclinedRecentlyParams(pair)); err != nil {
+		return f, err
+	}
+	n, err = q.CountPendingOutgoing(ctx, me)
+	f.PendingOutgoing = int(n)
+	return f, err
+}
+
 func createAgreement(ctx context.Context, q *db.Queries, actor pircan.Actor, requestID, requester, target string, scopes []string, ttl int) (db.InsertAgreementRow, error) {
 	g, err := q.InsertAgreement(ctx, db.InsertAgreementParams{RequestID: requestID, Requester: requester,
 		Target: target, Scopes: scopes, TtlDays: int32(ttl)})
@@ -143,14 +149,6 @@ func agreementScopes(rows []db.ActiveAgreementsBetweenRow) []pircan.AgreementSco
 		out[i] = pircan.AgreementScopes{Requester: r.Requester, Scopes: r.Scopes}
 	}
 	return out
-}
-
-// orErr returns err if the query failed, else the rule's error.
-func orErr(err, rule error) error {
-	if err != nil {
-		return err
-	}
-	return rule
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -311,4 +309,12 @@ func (s *Store) Revoke(ctx context.Context, actor pircan.Actor, agreementID stri
 // notify queues a content-free notification in the caller's transaction.
 func notify(ctx context.Context, q *db.Queries, agentID, kind string) error {
 	return q.InsertNotification(ctx, db.InsertNotificationParams{AgentID: agentID, Type: kind})
+}
+
+// orErr returns err if the query failed, else the rule's error.
+func orErr(err, rule error) error {
+	if err != nil {
+		return err
+	}
+	return rule
 }

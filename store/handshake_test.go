@@ -63,7 +63,7 @@ func (h *hs) contact(from, to pircan.Agent, scopes ...string) (pircan.ContactRes
 		scopes = []string{pircan.ScopeMessage}
 	}
 	return h.s.Contact(h.ctx, act(from), pircan.NewContact{To: to.ID, Purpose: "working together",
-		Scopes: scopes, TTLDays: 30}, pircan.DefaultLimits)
+		Scopes: scopes, TTLDays: 30}, pircan.ContactRule{Limits: pircan.DefaultLimits})
 }
 
 func (h *hs) mustContact(from, to pircan.Agent, scopes ...string) pircan.ContactResult {
@@ -94,7 +94,7 @@ func (h *hs) agree(from, to pircan.Agent, scopes ...string) string {
 }
 
 func (h *hs) send(from, to pircan.Agent, text, replyTo string) (pircan.SentMessage, error) {
-	return h.s.Send(h.ctx, act(from), pircan.NewMessage{To: to.ID, Text: text, ReplyTo: replyTo}, pircan.DefaultLimits)
+	return h.s.Send(h.ctx, act(from), pircan.NewMessage{To: to.ID, Text: text, ReplyTo: replyTo}, pircan.SendRule{Limits: pircan.DefaultLimits})
 }
 
 func (h *hs) mustSend(from, to pircan.Agent, text, replyTo string) pircan.SentMessage {
@@ -212,11 +212,46 @@ func actions(rows []auditRow) []string {
 	return out
 }
 
-func wantErr(t *testing.T, what string, err, want error) {
+func wantErr(t *testing.T, what string, err error, want any) {
 	t.Helper()
-	if !errors.Is(err, want) {
+	if !is(err, want) {
 		t.Errorf("%s: got error %v, want %v", what, err, want)
 	}
+}
+
+// is reports whether err is the refusal want: a store sentinel, or the
+// core's refusal of that meaning (the rules the core decides in the
+// store's transaction return its *pircan.Error), or a code of the core's.
+func is(err error, want any) bool {
+	var perr *pircan.Error
+	refused := errors.As(err, &perr)
+	switch w := want.(type) {
+	case pircan.Code:
+		return refused && perr.Code == w
+	case error:
+		if errors.Is(err, w) {
+			return true
+		}
+		return refused && coreRefusals[w] != nil && coreRefusals[w](perr)
+	}
+	return false
+}
+
+// The refusals of SEND without an agreement while a request is pending.
+var errRequestPending, errRequestAwaiting = errors.New("own request pending"), errors.New("their request pending")
+
+// coreRefusals are the sentinels whose meaning the core's rules now decide.
+var coreRefusals = map[error]func(*pircan.Error) bool{
+	pircan.ErrRateLimited:      func(e *pircan.Error) bool { return e.Code == pircan.CodeRateLimited },
+	pircan.ErrDuplicateRequest: func(e *pircan.Error) bool { return e.Code == pircan.CodeDuplicateRequest },
+	pircan.ErrUnknownAgent:     func(e *pircan.Error) bool { return e.Code == pircan.CodeUnknownAgent },
+	pircan.ErrNotAuthorized:    func(e *pircan.Error) bool { return e.Code == pircan.CodeNotAuthorized },
+	errRequestPending: func(e *pircan.Error) bool {
+		return e.Code == pircan.CodeNotAuthorized && strings.HasPrefix(e.Message, "Your contact request")
+	},
+	errRequestAwaiting: func(e *pircan.Error) bool {
+		return e.Code == pircan.CodeNotAuthorized && strings.HasPrefix(e.Message, "This agent's contact request")
+	},
 }
 
 const noSuchID = "0b5e4f3a-9c1d-4e2f-8a7b-6c5d4e3f2a1b"
@@ -227,7 +262,7 @@ func TestContactSelfAndUnknownAgent(t *testing.T) {
 	h := newHS(t)
 	a := h.agent("alice")
 	_, err := h.contact(a, a)
-	wantErr(t, "contact self", err, pircan.ErrSelfContact)
+	wantErr(t, "contact self", err, pircan.CodeSelfContact)
 	_, err = h.contact(a, pircan.Agent{ID: noSuchID})
 	wantErr(t, "contact a valid UUID that is no agent", err, pircan.ErrUnknownAgent)
 	if n := h.count("SELECT count(*) FROM contact_requests"); n != 0 {
@@ -272,13 +307,13 @@ func TestContactAlreadyAgreed(t *testing.T) {
 	h.agree(a, c, "message", "task:x")
 
 	_, err := h.contact(a, c, "message")
-	wantErr(t, "requester asks again for message", err, pircan.ErrAlreadyAgreed)
+	wantErr(t, "requester asks again for message", err, pircan.CodeAlreadyAgreed)
 	_, err = h.contact(c, a, "message")
-	wantErr(t, "target asks for message (message goes both ways)", err, pircan.ErrAlreadyAgreed)
+	wantErr(t, "target asks for message (message goes both ways)", err, pircan.CodeAlreadyAgreed)
 	_, err = h.contact(a, c, "task:x")
-	wantErr(t, "requester asks again for its task:x", err, pircan.ErrAlreadyAgreed)
+	wantErr(t, "requester asks again for its task:x", err, pircan.CodeAlreadyAgreed)
 	_, err = h.contact(a, c, "task:x", "message")
-	wantErr(t, "requester asks for a subset in another order", err, pircan.ErrAlreadyAgreed)
+	wantErr(t, "requester asks for a subset in another order", err, pircan.CodeAlreadyAgreed)
 
 	// task:x was granted to a (the requester), not to c.
 	r, err := h.contact(c, a, "task:x")
@@ -315,16 +350,16 @@ func TestContactCooldownAfterDecline(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := h.contact(a, d)
-	wantErr(t, "ask again right after a decline", err, pircan.ErrCooldown)
+	wantErr(t, "ask again right after a decline", err, pircan.CodeCooldown)
 	_, err = h.contact(a, d, "task:other")
-	wantErr(t, "ask for other scopes after a decline", err, pircan.ErrCooldown)
+	wantErr(t, "ask for other scopes after a decline", err, pircan.CodeCooldown)
 	// The cooldown is one-way: d may still ask a.
 	if _, err := h.contact(d, a); err != nil {
 		t.Errorf("the decliner asks the requester: %v", err)
 	}
 	h.exec("UPDATE contact_requests SET decided_at = decided_at - interval '23 hours' WHERE id = $1", r.RequestID)
 	_, err = h.contact(a, d)
-	wantErr(t, "23 hours after the decline", err, pircan.ErrCooldown)
+	wantErr(t, "23 hours after the decline", err, pircan.CodeCooldown)
 	h.exec("UPDATE contact_requests SET decided_at = decided_at - interval '61 minutes' WHERE id = $1", r.RequestID)
 	if r, err := h.contact(a, d); err != nil || r.Status != "pending" {
 		t.Errorf("24 hours after the decline: %+v %v", r, err)
@@ -340,7 +375,7 @@ func TestContactCooldownAfterDecline(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.contact(a, o)
-	wantErr(t, "ask again after the owner declined", err, pircan.ErrCooldown)
+	wantErr(t, "ask again after the owner declined", err, pircan.CodeCooldown)
 
 	// A cancel is no decline.
 	c := h.agent("carol")
@@ -385,7 +420,7 @@ func TestContactTooManyPending(t *testing.T) {
 	}
 	h.exec("UPDATE contact_requests SET created_at = created_at - interval '2 hours' WHERE from_agent = $1", r.ID)
 	_, err := h.contact(r, targets[20])
-	wantErr(t, "21st pending request", err, pircan.ErrTooManyPending)
+	wantErr(t, "21st pending request", err, pircan.CodeTooManyPending)
 	// Precedence: a duplicate is named before the pending count.
 	_, err = h.contact(r, targets[0])
 	wantErr(t, "duplicate while at the pending limit", err, pircan.ErrDuplicateRequest)
@@ -399,7 +434,7 @@ func TestContactTooManyPending(t *testing.T) {
 		t.Fatalf("after a cancel: %v", err)
 	}
 	_, err = h.contact(r, targets[21])
-	wantErr(t, "back at 20 pending", err, pircan.ErrTooManyPending)
+	wantErr(t, "back at 20 pending", err, pircan.CodeTooManyPending)
 	// An expired request (7 days) no longer counts.
 	h.exec("UPDATE contact_requests SET created_at = created_at - interval '7 days' WHERE from_agent = $1 AND to_agent = $2", r.ID, targets[2].ID)
 	if _, err := h.contact(r, targets[21]); err != nil {
@@ -427,7 +462,7 @@ func TestContactRateLimited(t *testing.T) {
 	_, err = h.contact(r, targets[1])
 	wantErr(t, "a duplicate while rate limited (the limit is checked first)", err, pircan.ErrRateLimited)
 	_, err = h.contact(r, r)
-	wantErr(t, "self contact while rate limited", err, pircan.ErrSelfContact)
+	wantErr(t, "self contact while rate limited", err, pircan.CodeSelfContact)
 	_, err = h.contact(r, pircan.Agent{ID: noSuchID})
 	wantErr(t, "unknown agent while rate limited", err, pircan.ErrUnknownAgent)
 	// Other agents are not limited by r's requests.
@@ -774,7 +809,7 @@ func TestRacingContactsOfOnePair(t *testing.T) {
 		switch {
 		case err == nil:
 			ok++
-		case !errors.Is(err, pircan.ErrDuplicateRequest):
+		case !is(err, pircan.ErrDuplicateRequest):
 			t.Errorf("contact %d: %v, want nil or duplicate", i, err)
 		}
 	}
@@ -797,10 +832,10 @@ func TestRacingContactsKeepTheLimits(t *testing.T) {
 		name      string
 		prep      func(h *hs, r pircan.Agent, others []pircan.Agent)
 		n, wantOK int
-		wantErr   error
+		wantErr   any
 	}{
 		{name: "hourly", n: 20, wantOK: 10, wantErr: pircan.ErrRateLimited},
-		{name: "pending", n: 20, wantOK: 5, wantErr: pircan.ErrTooManyPending,
+		{name: "pending", n: 20, wantOK: 5, wantErr: pircan.CodeTooManyPending,
 			prep: func(h *hs, r pircan.Agent, others []pircan.Agent) {
 				// 15 pending, aged 2 hours: 5 places left, the hourly limit out of play.
 				for i := 0; i < 15; i++ {
@@ -837,9 +872,9 @@ func TestRacingContactsKeepTheLimits(t *testing.T) {
 				switch {
 				case err == nil:
 					ok++
-				case !errors.Is(err, pircan.ErrRateLimited) && !errors.Is(err, pircan.ErrTooManyPending):
+				case !is(err, pircan.ErrRateLimited) && !is(err, pircan.CodeTooManyPending):
 					t.Errorf("contact %d: %v", i, err)
-				case !errors.Is(err, tc.wantErr):
+				case !is(err, tc.wantErr):
 					t.Logf("contact %d: %v (another limit)", i, err)
 				}
 			}
@@ -925,7 +960,7 @@ func TestRacingSendsKeepTheBudgets(t *testing.T) {
 		t.Errorf("%d of 50 racing replies stored, want 39 (40 in the conversation)", ok)
 	}
 	for _, err := range errs {
-		wantErr(t, "racing reply", err, pircan.ErrConversationBudget)
+		wantErr(t, "racing reply", err, pircan.CodeConversationBudget)
 	}
 	if n := h.count("SELECT count(*) FROM messages WHERE conversation_id = $1", root.ConversationID); n != 40 {
 		t.Errorf("%d messages in the conversation, want 40", n)
@@ -1044,9 +1079,9 @@ func TestSendNeedsMessageAgreement(t *testing.T) {
 	wantErr(t, "send back under a task-only agreement", err, pircan.ErrNotAuthorized)
 	r := h.mustContact(a, c) // pending is not enough
 	_, err = h.send(a, c, "hi", "")
-	wantErr(t, "send with a pending request", err, pircan.ErrRequestPending)
+	wantErr(t, "send with a pending request", err, errRequestPending)
 	_, err = h.send(c, a, "hi", "")
-	wantErr(t, "send back with their request pending", err, pircan.ErrRequestAwaiting)
+	wantErr(t, "send back with their request pending", err, errRequestAwaiting)
 	if _, err := h.decide(act(c), pircan.DecideAccept, r.RequestID); err != nil {
 		t.Fatal(err)
 	}
@@ -1087,11 +1122,11 @@ func TestSendReplyLinksConversation(t *testing.T) {
 
 	md := h.mustSend(d, a, "from dave", "")
 	_, err := h.send(a, c, "wrong thread", md.MessageID)
-	wantErr(t, "reply to a message between other parties", err, pircan.ErrInvalidReplyTo)
+	wantErr(t, "reply to a message between other parties", err, pircan.CodeInvalidArgument)
 	_, err = h.send(d, a, "listening in", m1.MessageID)
-	wantErr(t, "a third party replies to a's message to c", err, pircan.ErrInvalidReplyTo)
+	wantErr(t, "a third party replies to a's message to c", err, pircan.CodeInvalidArgument)
 	_, err = h.send(a, c, "nothing", noSuchID)
-	wantErr(t, "reply to a message that does not exist", err, pircan.ErrInvalidReplyTo)
+	wantErr(t, "reply to a message that does not exist", err, pircan.CodeInvalidArgument)
 	if n := h.count("SELECT count(*) FROM messages"); n != 5 {
 		t.Errorf("%d messages, want 5", n)
 	}
@@ -1116,7 +1151,7 @@ func TestSendLoopLimit(t *testing.T) {
 		prev = m
 	}
 	_, err := h.send(a, b, "hop 9", prev.MessageID)
-	wantErr(t, "reply at hop 9", err, pircan.ErrLoopLimit)
+	wantErr(t, "reply at hop 9", err, pircan.CodeLoopLimit)
 	// Another branch at depth 8 is still allowed.
 	if m, err := h.send(a, b, "hop 8 again", hop7); err != nil || m.Hop != 8 {
 		t.Errorf("second reply at hop 8: %+v %v", m, err)
@@ -1139,9 +1174,9 @@ func TestSendConversationBudget(t *testing.T) {
 		}
 	}
 	_, err := h.send(b, a, "41st", root.MessageID)
-	wantErr(t, "41st message of a conversation within an hour", err, pircan.ErrConversationBudget)
+	wantErr(t, "41st message of a conversation within an hour", err, pircan.CodeConversationBudget)
 	_, err = h.send(a, b, "41st", root.MessageID)
-	wantErr(t, "41st message by the other party", err, pircan.ErrConversationBudget)
+	wantErr(t, "41st message by the other party", err, pircan.CodeConversationBudget)
 	// A new conversation has its own budget.
 	if _, err := h.send(a, b, "new topic", ""); err != nil {
 		t.Fatalf("a new conversation: %v", err)
@@ -1638,7 +1673,7 @@ func TestAuditEveryChangeWithoutContent(t *testing.T) {
 	a, b, c, auto := h.agent("alice"), h.agent("bob"), h.agent("carol"), h.agent("auto")
 	contact := func(from, to pircan.Agent, scopes ...string) pircan.ContactResult {
 		t.Helper()
-		r, err := h.s.Contact(h.ctx, act(from), pircan.NewContact{To: to.ID, Purpose: purpose, Scopes: scopes, TTLDays: 30}, pircan.DefaultLimits)
+		r, err := h.s.Contact(h.ctx, act(from), pircan.NewContact{To: to.ID, Purpose: purpose, Scopes: scopes, TTLDays: 30}, pircan.ContactRule{Limits: pircan.DefaultLimits})
 		if err != nil {
 			t.Fatal(err)
 		}

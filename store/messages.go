@@ -14,19 +14,21 @@ import (
 // transaction, so the budgets are counted without a race; the counts, the
 // insert, its audit entry and the notification are then one statement
 // (SendMessage), so a SEND is four round trips: BEGIN, the lock, that
-// statement, COMMIT (a reply one more, to read its parent).
-func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessage, l pircan.Limits) (pircan.SentMessage, error) {
+// statement, COMMIT (a reply one more, to read its parent). The core's
+// rule (pircan.SendRule) decides every refusal from what was read.
+func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessage, rule pircan.SendRule) (pircan.SentMessage, error) {
 	var sent pircan.SentMessage
-	me := actor.AgentID
+	me, l := actor.AgentID, rule.Limits
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		if m.To == me {
-			return pircan.ErrNotAuthorized
-		}
 		agreementID, err := q.LockMessageAgreement(ctx, db.LockMessageAgreementParams{A: me, B: m.To})
-		if err != nil {
-			if errors.Is(err, errNoRows) {
-				return noAgreementReason(ctx, q, me, m.To)
+		if errors.Is(err, errNoRows) {
+			mine, theirs, err := pendingBetween(ctx, q, me, m.To)
+			if err != nil {
+				return err
 			}
+			return rule.NoAgreement(mine, theirs)
+		}
+		if err != nil {
 			return err
 		}
 		// The id is chosen here so that the audit entry, written by the
@@ -37,16 +39,15 @@ func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessag
 			NotifyType: pircan.NotifyMessage}
 		if m.ReplyTo != "" {
 			parent, err := q.MessageForReply(ctx, m.ReplyTo)
-			if err != nil {
-				return orErr(notFoundOr(err), pircan.ErrInvalidReplyTo)
+			if err := notFoundOr(err); err != nil {
+				return err
 			}
-			if !(parent.Sender == m.To && parent.Recipient == me || parent.Sender == me && parent.Recipient == m.To) {
-				return pircan.ErrInvalidReplyTo
+			between := err == nil && (parent.Sender == m.To && parent.Recipient == me || parent.Sender == me && parent.Recipient == m.To)
+			hop, perr := rule.Reply(between, int(parent.Hop))
+			if perr != nil {
+				return perr
 			}
-			p.ReplyTo, p.ConversationID, p.Hop = &parent.ID, parent.ConversationID, parent.Hop+1
-			if int(p.Hop) > l.MaxHops {
-				return pircan.ErrLoopLimit
-			}
+			p.ReplyTo, p.ConversationID, p.Hop = &parent.ID, parent.ConversationID, int32(hop)
 		}
 		e, err := auditEntry(actor, "message.send", id, map[string]any{"to": m.To, "agreement_id": agreementID,
 			"conversation_id": p.ConversationID, "hop": p.Hop, "bytes": len(m.Text)})
@@ -61,32 +62,20 @@ func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessag
 		case row.Inserted == 1:
 			sent = pircan.SentMessage{MessageID: id, ConversationID: p.ConversationID, AgreementID: agreementID, Hop: int(p.Hop)}
 			return nil
-		case m.ReplyTo != "" && row.ConversationLastHour >= p.ConversationHour:
-			return pircan.ErrConversationBudget
-		default:
-			return pircan.ErrRateLimited
 		}
+		return rule.OverBudget(m.ReplyTo != "", int(row.ConversationLastHour))
 	})
 	return sent, err
 }
 
-// noAgreementReason says what a SEND without an agreement lacks: a
-// contact request still pending in either direction needs its acceptance,
-// not another request.
-func noAgreementReason(ctx context.Context, q *db.Queries, me, to string) error {
-	for _, p := range []struct {
-		from, to string
-		reason   error
-	}{{me, to, pircan.ErrRequestPending}, {to, me, pircan.ErrRequestAwaiting}} {
-		pending, err := q.HasPendingRequest(ctx, db.HasPendingRequestParams{FromAgent: p.from, ToAgent: p.to})
-		if err != nil {
-			return err
-		}
-		if pending {
-			return p.reason
-		}
+// pendingBetween says whether a contact request is pending from me to the
+// other agent, and from it to me.
+func pendingBetween(ctx context.Context, q *db.Queries, me, other string) (mine, theirs bool, err error) {
+	if mine, err = q.HasPendingRequest(ctx, db.HasPendingRequestParams{FromAgent: me, ToAgent: other}); err != nil {
+		return
 	}
-	return pircan.ErrNotAuthorized
+	theirs, err = q.HasPendingRequest(ctx, db.HasPendingRequestParams{FromAgent: other, ToAgent: me})
+	return
 }
 
 // notFoundOr hides "no such row" (the caller supplies the rule's error) and

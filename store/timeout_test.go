@@ -77,7 +77,7 @@ func contactAsync(t *testing.T, s *store.Store, me, other pircan.Agent) error {
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.Contact(context.Background(), pircan.Actor{Account: me.Account, AgentID: me.ID},
-			pircan.NewContact{To: other.ID, Purpose: "p", Scopes: []string{pircan.ScopeMessage}, TTLDays: 30}, pircan.DefaultLimits)
+			pircan.NewContact{To: other.ID, Purpose: "p", Scopes: []string{pircan.ScopeMessage}, TTLDays: 30}, pircan.ContactRule{Limits: pircan.DefaultLimits})
 		done <- err
 	}()
 	select {

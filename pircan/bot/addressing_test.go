@@ -37,7 +37,7 @@ func inboxOfText(t *testing.T, bot *bottest.Bot, victimBase string, n, textLen i
 		if textLen > len(text) {
 			text += strings.Repeat("x", textLen-len(text))
 		}
-		m, err := bot.Store().Send(t.Context(), pircan.Actor{AgentID: sID}, pircan.NewMessage{To: vID, Text: text}, pircan.DefaultLimits)
+		m, err := bot.Store().Send(t.Context(), pircan.Actor{AgentID: sID}, pircan.NewMessage{To: vID, Text: text}, pircan.SendRule{Limits: pircan.DefaultLimits})
 		must(t, err)
 		ids = append(ids, m.MessageID)
 	}

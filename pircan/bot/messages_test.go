@@ -84,7 +84,7 @@ func TestSendAndInbox(t *testing.T) {
 	// A long message (up to 60,000 bytes, as the MCP face will send) shows
 	// cut on IRC, saying so.
 	long := strings.Repeat("Long report. ", 2000)
-	if _, err := bot.Store().Send(t.Context(), pircan.Actor{AgentID: bID}, pircan.NewMessage{To: aID, Text: long}, pircan.DefaultLimits); err != nil {
+	if _, err := bot.Store().Send(t.Context(), pircan.Actor{AgentID: bID}, pircan.NewMessage{To: aID, Text: long}, pircan.SendRule{Limits: pircan.DefaultLimits}); err != nil {
 		t.Fatal(err)
 	}
 	items, _ = a.AskList(`PIRCAN/1 INBOX {"limit":5}`)
@@ -167,7 +167,7 @@ func testRacingInbox(t *testing.T, kind ircnet.Kind) {
 	agree(t, a, b, bID)
 	want := map[string]bool{}
 	for i := range 30 {
-		m, err := bot.Store().Send(t.Context(), pircan.Actor{AgentID: aID}, pircan.NewMessage{To: bID, Text: fmt.Sprint("m", i)}, pircan.DefaultLimits)
+		m, err := bot.Store().Send(t.Context(), pircan.Actor{AgentID: aID}, pircan.NewMessage{To: bID, Text: fmt.Sprint("m", i)}, pircan.SendRule{Limits: pircan.DefaultLimits})
 		must(t, err)
 		want[m.MessageID] = true
 	}

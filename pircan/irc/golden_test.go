@@ -106,7 +106,7 @@ func (g goldenStore) SetPolicy(_ context.Context, _ pircan.Actor, p string) erro
 	*g.policy = p
 	return nil
 }
-func (goldenStore) Contact(context.Context, pircan.Actor, pircan.NewContact, pircan.Limits) (pircan.ContactResult, error) {
+func (goldenStore) Contact(context.Context, pircan.Actor, pircan.NewContact, pircan.ContactRule) (pircan.ContactResult, error) {
 	return pircan.ContactResult{RequestID: goldenReqID, Status: "pending"}, nil
 }
 func (goldenStore) Contacts(context.Context, string, bool, string, int, int) ([]pircan.ContactItem, int, error) {
@@ -129,7 +129,7 @@ func (goldenStore) Agreements(context.Context, string, bool, int, int) ([]pircan
 		Scopes: []string{"message"}, Status: "active", ExpiresAt: goldenAt.Add(30 * 24 * time.Hour)}}, 1, nil
 }
 func (goldenStore) Revoke(context.Context, pircan.Actor, string) error { return nil }
-func (goldenStore) Send(context.Context, pircan.Actor, pircan.NewMessage, pircan.Limits) (pircan.SentMessage, error) {
+func (goldenStore) Send(context.Context, pircan.Actor, pircan.NewMessage, pircan.SendRule) (pircan.SentMessage, error) {
 	return pircan.SentMessage{MessageID: goldenMsgID, ConversationID: goldenConvID, AgreementID: goldenAgrID, Hop: 1}, nil
 }
 func (goldenStore) Inbox(context.Context, pircan.Actor, int, []string) ([]pircan.Message, int, error) {

@@ -92,7 +92,7 @@ func (s sizesStore) Policy(context.Context, string) (string, bool, error) {
 	return pircan.PolicyOwnerDecides, true, s.fail
 }
 func (s sizesStore) SetPolicy(context.Context, pircan.Actor, string) error { return s.fail }
-func (s sizesStore) Contact(context.Context, pircan.Actor, pircan.NewContact, pircan.Limits) (pircan.ContactResult, error) {
+func (s sizesStore) Contact(context.Context, pircan.Actor, pircan.NewContact, pircan.ContactRule) (pircan.ContactResult, error) {
 	return pircan.ContactResult{RequestID: sizesUUID, Status: "accepted", AgreementID: sizesOther}, s.fail
 }
 func (s sizesStore) Contacts(context.Context, string, bool, string, int, int) ([]pircan.ContactItem, int, error) {
@@ -115,7 +115,7 @@ func (s sizesStore) Agreements(context.Context, string, bool, int, int) ([]pirca
 	return out, 1000000, s.fail
 }
 func (s sizesStore) Revoke(context.Context, pircan.Actor, string) error { return s.fail }
-func (s sizesStore) Send(context.Context, pircan.Actor, pircan.NewMessage, pircan.Limits) (pircan.SentMessage, error) {
+func (s sizesStore) Send(context.Context, pircan.Actor, pircan.NewMessage, pircan.SendRule) (pircan.SentMessage, error) {
 	return pircan.SentMessage{MessageID: sizesUUID, ConversationID: sizesOther, AgreementID: sizesUUID, Hop: 8}, s.fail
 }
 func (s sizesStore) Inbox(context.Context, pircan.Actor, int, []string) ([]pircan.Message, int, error) {

@@ -188,6 +188,14 @@ func TestPortalSignInAndPolicy(t *testing.T) {
 	}
 }
 
+// wrong is token with its first character changed.
+func wrong(token string) string {
+	if token[0] == 'x' {
+		return "y" + token[1:]
+	}
+	return "x" + token[1:]
+}
+
 // Forms from another site are refused before anything runs; so are forms
 // with a wrong CSRF token from this one.
 func TestPortalRefusesForgedForms(t *testing.T) {
@@ -203,7 +211,7 @@ func TestPortalRefusesForgedForms(t *testing.T) {
 	}{
 		{"cross-site", url.Values{"csrf": {csrf}, "agent_id": {a.ID}, "policy": {pircan.PolicyDeny}}, []string{"Sec-Fetch-Site", "cross-site"}},
 		{"other origin", url.Values{"csrf": {csrf}, "agent_id": {a.ID}, "policy": {pircan.PolicyDeny}}, []string{"Origin", "https://evil.example"}},
-		{"wrong token", url.Values{"csrf": {"x" + csrf[1:]}, "agent_id": {a.ID}, "policy": {pircan.PolicyDeny}}, nil},
+		{"wrong token", url.Values{"csrf": {wrong(csrf)}, "agent_id": {a.ID}, "policy": {pircan.PolicyDeny}}, nil},
 		{"no token", url.Values{"agent_id": {a.ID}, "policy": {pircan.PolicyDeny}}, nil},
 	} {
 		got := b.do("POST", "/owner/policy", c.form, c.headers...)

@@ -161,7 +161,7 @@ func (e *env) contact(from, to pircan.Agent) {
 	e.t.Helper()
 	_, err := e.st.Contact(e.ctx, pircan.Actor{Account: from.Name, AgentID: from.ID},
 		pircan.NewContact{To: to.ID, Purpose: "secret purpose words", Scopes: []string{pircan.ScopeMessage}, TTLDays: 30},
-		pircan.DefaultLimits)
+		pircan.ContactRule{Limits: pircan.DefaultLimits})
 	if err != nil {
 		e.t.Fatal(err)
 	}

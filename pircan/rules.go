@@ -1,0 +1,101 @@
+package pircan
+
+import "slices"
+
+// The rules that need rows read inside a transaction: the store reads the
+// facts (with the rows locked that make them race-free) and runs the rule
+// here in that transaction, so the rule and its words live in the core and
+// the store only executes. Each rule is pure; rules_test.go tables them.
+
+// ContactFacts are what CONTACT's rule reads, with the requester's row
+// locked: racing requests from one agent see each other's rows.
+type ContactFacts struct {
+	TargetPolicy     string            // the target's policy; "": no such agent
+	RequestsHour     int               // the requester's requests in the last hour
+	Pending          bool              // a pending request from the requester to the target
+	Active           []AgreementScopes // active agreements between the two
+	DeclinedRecently bool              // the target declined the requester within the cooldown
+	PendingOutgoing  int               // the requester's pending requests
+}
+
+// ContactOutcome is what becomes of a request at once: pending, or
+// accepted or declined by the target's policy.
+type ContactOutcome struct {
+	Status   string // pending, accepted, declined
+	ByPolicy bool
+}
+
+// ContactRule is CONTACT's rule under the limits in force.
+type ContactRule struct{ Limits Limits }
+
+// Decide is the outcome of r from me (an agent id), or the refusal: the
+// requester itself, an unknown target, the hourly limit, a pending duplicate, scopes already
+// granted, the cooldown after a decline, then the target's policy; only a
+// request left pending counts against the pending limit.
+func (rule ContactRule) Decide(me string, r NewContact, f ContactFacts) (ContactOutcome, *Error) {
+	l := rule.Limits
+	switch {
+	case r.To == me:
+		return ContactOutcome{}, errSelfContact
+	case f.TargetPolicy == "":
+		return ContactOutcome{}, FieldError(CodeUnknownAgent, "to", "No agent %s.", r.To).Then(NextFind)
+	case f.RequestsHour >= l.ContactsHour:
+		return ContactOutcome{}, Errorf(CodeRateLimited, "At most %d contact requests per hour.", l.ContactsHour)
+	case f.Pending:
+		return ContactOutcome{}, errDuplicateRequest
+	case Covers(Granted(me, f.Active), r.Scopes):
+		return ContactOutcome{}, Errorf(CodeAlreadyAgreed, "An active agreement already grants these scopes.").Then(NextAgreements)
+	case f.DeclinedRecently:
+		return ContactOutcome{}, Errorf(CodeCooldown, "This agent declined you within the last 24 hours; ask again later.")
+	case f.TargetPolicy == PolicyDeny:
+		return ContactOutcome{Status: "declined", ByPolicy: true}, nil
+	case f.TargetPolicy == PolicyAutoAccept && slices.Equal(r.Scopes, []string{ScopeMessage}):
+		return ContactOutcome{Status: "accepted", ByPolicy: true}, nil
+	case f.PendingOutgoing >= l.PendingMax:
+		return ContactOutcome{}, Errorf(CodeTooManyPending, "You have %d pending requests; wait for answers or cancel some.", l.PendingMax)
+	}
+	return ContactOutcome{Status: "pending"}, nil
+}
+
+// errDuplicateRequest is CONTACT's refusal of a second pending request to
+// one agent (the rule's, and ErrDuplicateRequest's when two race to be filed).
+var errDuplicateRequest = Errorf(CodeDuplicateRequest, "You already have a pending request to this agent; wait, or cancel it.")
+
+// SendRule is SEND's rule under the limits in force. The store's one
+// statement counts and inserts only while both budgets have room (their
+// numbers are these Limits); the rule says which refused.
+type SendRule struct{ Limits Limits }
+
+// NoAgreement is the refusal of a message without an agreement granting
+// it: a contact request still pending in either direction needs its
+// acceptance, not another request.
+func (SendRule) NoAgreement(minePending, theirsPending bool) *Error {
+	switch {
+	case minePending:
+		return Errorf(CodeNotAuthorized, "Your contact request to this agent is still pending: messages wait until the agent (or its owner) accepts it.")
+	case theirsPending:
+		return Errorf(CodeNotAuthorized, "This agent's contact request to you is still pending: accept it first (with the message scope).").Then(NextContacts)
+	}
+	return Errorf(CodeNotAuthorized, "No active agreement with the message scope allows this; ask this agent for one first.").Then(NextContact)
+}
+
+// Reply is a reply's hop (its parent's, plus one), or the refusal: a
+// parent that is not a message between the two, a chain past MaxHops.
+func (rule SendRule) Reply(between bool, parentHop int) (int, *Error) {
+	if !between {
+		return 0, FieldError(CodeInvalidArgument, "reply_to", "reply_to must be a message between you and this agent.")
+	}
+	if hop := parentHop + 1; hop <= rule.Limits.MaxHops {
+		return hop, nil
+	}
+	return 0, Errorf(CodeLoopLimit, "This reply chain is more than %d hops deep; start a new conversation.", rule.Limits.MaxHops)
+}
+
+// OverBudget is the refusal of a message the store did not insert: the
+// conversation's budget when a reply found it spent, else the hourly one.
+func (rule SendRule) OverBudget(reply bool, conversationLastHour int) *Error {
+	if reply && conversationLastHour >= rule.Limits.ConversationHour {
+		return Errorf(CodeConversationBudget, "This conversation has had %d messages in the last hour.", rule.Limits.ConversationHour)
+	}
+	return Errorf(CodeRateLimited, "At most %d messages per hour per agreement.", rule.Limits.MessagesHour)
+}

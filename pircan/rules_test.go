@@ -1,0 +1,106 @@
+package pircan_test
+
+import (
+	"testing"
+
+	"github.com/creatimus/pircan/pircan"
+)
+
+// CONTACT's rule, from the facts the store reads: each refusal in its
+// order, then the target's policy; only a request left pending counts
+// against the pending limit.
+func TestContactRule(t *testing.T) {
+	const me, to = "a", "b"
+	l := pircan.DefaultLimits
+	rule := pircan.ContactRule{Limits: l}
+	msg := []string{pircan.ScopeMessage}
+	open := pircan.ContactFacts{TargetPolicy: pircan.PolicyAgentDecides}
+	with := func(f func(*pircan.ContactFacts)) pircan.ContactFacts { c := open; f(&c); return c }
+	granted := []pircan.AgreementScopes{{Requester: me, Scopes: []string{pircan.ScopeMessage, "task:x"}}}
+	for _, c := range []struct {
+		name   string
+		to     string
+		scopes []string
+		facts  pircan.ContactFacts
+		code   pircan.Code
+		status string
+	}{
+		{"pending", to, msg, open, "", "pending"},
+		{"to itself", me, msg, open, pircan.CodeSelfContact, ""},
+		{"itself before the hourly limit", me, msg, with(func(f *pircan.ContactFacts) { f.RequestsHour = l.ContactsHour }), pircan.CodeSelfContact, ""},
+		{"no such agent", to, msg, pircan.ContactFacts{RequestsHour: l.ContactsHour}, pircan.CodeUnknownAgent, ""},
+		{"hourly limit", to, msg, with(func(f *pircan.ContactFacts) { f.RequestsHour, f.Pending = l.ContactsHour, true }), pircan.CodeRateLimited, ""},
+		{"just under the hourly limit", to, msg, with(func(f *pircan.ContactFacts) { f.RequestsHour = l.ContactsHour - 1 }), "", "pending"},
+		{"duplicate", to, msg, with(func(f *pircan.ContactFacts) { f.Pending, f.DeclinedRecently = true, true }), pircan.CodeDuplicateRequest, ""},
+		{"already granted", to, []string{"task:x"}, with(func(f *pircan.ContactFacts) { f.Active = granted }), pircan.CodeAlreadyAgreed, ""},
+		{"message goes both ways", to, msg, with(func(f *pircan.ContactFacts) {
+			f.Active = []pircan.AgreementScopes{{Requester: to, Scopes: msg}}
+		}), pircan.CodeAlreadyAgreed, ""},
+		{"a task scope only to the requester", to, []string{"task:x"}, with(func(f *pircan.ContactFacts) {
+			f.Active = []pircan.AgreementScopes{{Requester: to, Scopes: []string{"task:x"}}}
+		}), "", "pending"},
+		{"more than granted", to, []string{pircan.ScopeMessage, "task:y"}, with(func(f *pircan.ContactFacts) { f.Active = granted }), "", "pending"},
+		{"cooldown", to, msg, with(func(f *pircan.ContactFacts) { f.DeclinedRecently = true }), pircan.CodeCooldown, ""},
+		{"deny declines", to, msg, with(func(f *pircan.ContactFacts) { f.TargetPolicy, f.PendingOutgoing = pircan.PolicyDeny, l.PendingMax }), "", "declined"},
+		{"auto-accept takes message alone", to, msg, with(func(f *pircan.ContactFacts) {
+			f.TargetPolicy, f.PendingOutgoing = pircan.PolicyAutoAccept, l.PendingMax
+		}), "", "accepted"},
+		{"auto-accept leaves more pending", to, []string{pircan.ScopeMessage, "task:x"}, with(func(f *pircan.ContactFacts) { f.TargetPolicy = pircan.PolicyAutoAccept }), "", "pending"},
+		{"owner-decides waits", to, msg, with(func(f *pircan.ContactFacts) { f.TargetPolicy = pircan.PolicyOwnerDecides }), "", "pending"},
+		{"pending limit", to, msg, with(func(f *pircan.ContactFacts) { f.PendingOutgoing = l.PendingMax }), pircan.CodeTooManyPending, ""},
+	} {
+		out, err := rule.Decide(me, pircan.NewContact{To: c.to, Scopes: c.scopes, TTLDays: 30}, c.facts)
+		switch {
+		case c.code != "" && (err == nil || err.Code != c.code):
+			t.Errorf("%s: %+v %v, want %s", c.name, out, err, c.code)
+		case c.code == "" && (err != nil || out.Status != c.status || out.ByPolicy != (c.status != "pending")):
+			t.Errorf("%s: %+v %v, want %s", c.name, out, err, c.status)
+		}
+	}
+}
+
+// SEND's rule: what a message without an agreement lacks, a reply's hop,
+// and which budget refused a message the store did not insert.
+func TestSendRule(t *testing.T) {
+	l := pircan.DefaultLimits
+	rule := pircan.SendRule{Limits: l}
+	for _, c := range []struct {
+		mine, theirs bool
+		want         string
+	}{{true, true, "Your contact request"}, {false, true, "This agent's contact request"}, {false, false, "No active agreement"}} {
+		if err := rule.NoAgreement(c.mine, c.theirs); err.Code != pircan.CodeNotAuthorized || err.Message[:len(c.want)] != c.want {
+			t.Errorf("no agreement, pending %v/%v: %v", c.mine, c.theirs, err)
+		}
+	}
+	for _, c := range []struct {
+		between   bool
+		parentHop int
+		hop       int
+		code      pircan.Code
+		field     string
+	}{
+		{true, 0, 1, "", ""},
+		{true, l.MaxHops - 1, l.MaxHops, "", ""},
+		{true, l.MaxHops, 0, pircan.CodeLoopLimit, ""},
+		{false, 0, 0, pircan.CodeInvalidArgument, "reply_to"},
+		{false, l.MaxHops, 0, pircan.CodeInvalidArgument, "reply_to"},
+	} {
+		hop, err := rule.Reply(c.between, c.parentHop)
+		if c.code == "" && (err != nil || hop != c.hop) || c.code != "" && (err == nil || err.Code != c.code || err.Field != c.field) {
+			t.Errorf("reply between %v after hop %d: %d %v", c.between, c.parentHop, hop, err)
+		}
+	}
+	for _, c := range []struct {
+		reply bool
+		conv  int
+		code  pircan.Code
+	}{
+		{true, l.ConversationHour, pircan.CodeConversationBudget},
+		{true, l.ConversationHour - 1, pircan.CodeRateLimited},
+		{false, l.ConversationHour, pircan.CodeRateLimited}, // a new message starts its own conversation
+	} {
+		if err := rule.OverBudget(c.reply, c.conv); err.Code != c.code {
+			t.Errorf("over budget, reply %v, conversation %d: %v, want %s", c.reply, c.conv, err, c.code)
+		}
+	}
+}
