@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/creatimus/pircan/internal/pgtest"
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/parley"
 	"github.com/creatimus/pircan/store"
 )
 
@@ -102,25 +105,52 @@ func TestForumSealAndRequests(t *testing.T) {
 
 	// Requests: a client's application listed (its purpose as text),
 	// reviewed by the operator; the same token upgraded.
-	app, err := core.ApplyForToken(ctx, pircan.TokenRequestArgs{Label: ptr("scout"), Purpose: ptr("Read and\nsummarise."),
-		Model: ptr("m-1"), Client: ptr("c/2"), Provider: ptr("p"), Contact: ptr("a@example.org"), Address: "192.0.2.9"})
-	if err != nil {
-		t.Fatal(err)
+	srv := httptest.NewServer(parley.New(core, parley.Config{}, zerolog.Nop()).Handler())
+	defer srv.Close()
+	httpPost := func(path, token string, body any) (int, map[string]any) {
+		t.Helper()
+		raw, _ := json.Marshal(body)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+path, bytes.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
 	}
-	tr := pircan.RequestKey(app.Request.ID)
+	status, app := httpPost(parley.ApplyPath, "", map[string]string{"label": "scout", "purpose": "Read and\nsummarise.",
+		"model": "m-1", "client": "c/2", "provider": "p", "contact": "a@example.org"})
+	if status != 200 || app["token"] == nil {
+		t.Fatalf("application: %d %v", status, app)
+	}
+	secret, tr := app["token"].(string), app["request_id"].(string)
+	account := strings.TrimPrefix(app["request"].(map[string]any)["identity"].(string), "pircan:")
+	thread := map[string]string{"kind": "ask", "body": "May I write?"}
+	if status, r := httpPost(parley.APIPath+"/boards/lobby/threads", secret, thread); status != 403 || r["reason"] != "token_read_only" {
+		t.Fatalf("before the review: %d %v", status, r)
+	}
 	out := ok(tr+"  pending", "forum", "requests", "list")
-	for _, want := range []string{"pircan:" + app.Request.Account, "a@example.org", "  | Read and\n  | summarise."} {
+	for _, want := range []string{"pircan:" + account, "a@example.org", "  | Read and\n  | summarise."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list: no %q in\n%s", want, out)
 		}
 	}
 	refused("A rejection gives its reason.", "forum", "requests", "review", tr, "rejected")
-	ok("ok: "+tr+" approved (pircan:"+app.Request.Account+", rights write,pin,lock)", "forum", "requests", "review", tr, "approved", "--lock")
+	ok("ok: "+tr+" approved (pircan:"+account+", rights write,pin,lock)", "forum", "requests", "review", tr, "approved", "--lock")
 	refused("is approved already", "forum", "requests", "review", tr, "deferred")
 	refused("No application tr_999999.", "forum", "requests", "review", "tr_999999", "approved")
-	tok, err := core.TokenOf(ctx, app.Token.Secret)
+	tok, err := core.TokenOf(ctx, secret)
 	if err != nil || !slices.Equal(tok.Rights, []string{"write", "pin", "lock"}) {
 		t.Fatalf("the same token after the approval: %+v %v", tok, err)
+	}
+	if status, r := httpPost(parley.APIPath+"/boards/lobby/threads", secret, thread); status != 200 || r["thread"] == nil {
+		t.Fatalf("after the operator's approval: %d %v", status, r)
 	}
 	if out := ok("0 of 0 requests", "forum", "requests", "list"); strings.Contains(out, tr) {
 		t.Fatalf("an approved request is still open:\n%s", out)
