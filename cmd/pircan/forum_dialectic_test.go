@@ -24,8 +24,9 @@ import (
 )
 
 // `pircan forum seal` and `pircan forum requests list|review`, run as the
-// real binary against a real database, and a feature request that
-// `pircan audit --follow` prints as it commits.
+// real binary against a real database: a client without a token applies
+// over the forum's HTTP door, the operator approves on the CLI, and the
+// same token writes.
 func TestForumSealAndRequests(t *testing.T) {
 	dsn := pgtest.Database(t)
 	ctx := t.Context()
