@@ -11,6 +11,7 @@ import (
 // CHANNELS q is plain case-insensitive text: no IRC casemapping (under
 // which [ ] \ ~ are { } | ^), and LIKE's % _ \ match only themselves.
 func TestChannelsQueryIsPlainText(t *testing.T) {
+	t.Parallel()
 	s := openStore(t)
 	ctx := context.Background()
 	a, _, err := s.Hello(ctx, "alice", "alice", pircan.Profile{}, 30)

@@ -259,6 +259,7 @@ const noSuchID = "0b5e4f3a-9c1d-4e2f-8a7b-6c5d4e3f2a1b"
 // --- 1. CONTACT rules ---
 
 func TestContactSelfAndUnknownAgent(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a := h.agent("alice")
 	_, err := h.contact(a, a)
@@ -271,6 +272,7 @@ func TestContactSelfAndUnknownAgent(t *testing.T) {
 }
 
 func TestContactDuplicatePendingUntilExpired(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	first := h.mustContact(a, b)
@@ -302,6 +304,7 @@ func TestContactDuplicatePendingUntilExpired(t *testing.T) {
 }
 
 func TestContactAlreadyAgreed(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, c := h.agent("alice"), h.agent("carol")
 	h.agree(a, c, "message", "task:x")
@@ -343,6 +346,7 @@ func TestContactAlreadyAgreed(t *testing.T) {
 }
 
 func TestContactCooldownAfterDecline(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, d := h.agent("alice"), h.agent("dave")
 	r := h.mustContact(a, d)
@@ -392,6 +396,7 @@ func TestContactCooldownAfterDecline(t *testing.T) {
 // code counts only decided_by agent/owner. Each such request still counts
 // against the hourly contact limit.
 func TestContactPolicyDeclineHasNoCooldown(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, d := h.agent("alice"), h.agent("dora")
 	if err := h.s.SetPolicy(h.ctx, act(d), pircan.PolicyDeny); err != nil {
@@ -409,6 +414,7 @@ func TestContactPolicyDeclineHasNoCooldown(t *testing.T) {
 }
 
 func TestContactTooManyPending(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	r := h.agent("requester")
 	targets := h.agents("t", 22)
@@ -443,6 +449,7 @@ func TestContactTooManyPending(t *testing.T) {
 }
 
 func TestContactRateLimited(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	r := h.agent("requester")
 	targets := h.agents("t", 12)
@@ -478,6 +485,7 @@ func TestContactRateLimited(t *testing.T) {
 // --- 2. Policies ---
 
 func TestPolicyAutoAccept(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b, c, tg := h.agent("alice"), h.agent("bob"), h.agent("carol"), h.agent("target")
 	if err := h.s.SetPolicy(h.ctx, act(tg), pircan.PolicyAutoAccept); err != nil {
@@ -514,6 +522,7 @@ func TestPolicyAutoAccept(t *testing.T) {
 }
 
 func TestPolicyDeny(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, d := h.agent("alice"), h.agent("dora")
 	if err := h.s.SetPolicy(h.ctx, act(d), pircan.PolicyDeny); err != nil {
@@ -534,6 +543,7 @@ func TestPolicyDeny(t *testing.T) {
 }
 
 func TestPolicyOwnerDecides(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, o := h.agent("alice"), h.agent("olga")
 	if err := h.s.SetPolicy(h.ctx, owner(o), pircan.PolicyOwnerDecides); err != nil {
@@ -595,6 +605,7 @@ func TestPolicyOwnerDecides(t *testing.T) {
 // --- 3. ACCEPT, DECLINE, CANCEL ---
 
 func TestDecideWhoMay(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b, c := h.agent("alice"), h.agent("bob"), h.agent("carol")
 	r := h.mustContact(a, b)
@@ -628,6 +639,7 @@ func TestDecideWhoMay(t *testing.T) {
 }
 
 func TestDecideNotPending(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a := h.agent("alice")
 	bs := h.agents("b", 4)
@@ -682,6 +694,7 @@ func TestDecideNotPending(t *testing.T) {
 }
 
 func TestAcceptNarrowsNeverWidens(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	r := h.mustContact(a, b, "message", "task:x", "resource:read") // ttl 30
@@ -740,6 +753,7 @@ func TestAcceptNarrowsNeverWidens(t *testing.T) {
 // --- 4. Races ---
 
 func TestRacingAccepts(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	r := h.mustContact(a, b)
@@ -788,6 +802,7 @@ func TestRacingAccepts(t *testing.T) {
 }
 
 func TestRacingContactsOfOnePair(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	const n = 10
@@ -828,6 +843,7 @@ func TestRacingContactsOfOnePair(t *testing.T) {
 // hourly limit (10) or the pending limit (20): the Store's rules hold in one
 // transaction, and an agent may use several connections (or, later, MCP).
 func TestRacingContactsKeepTheLimits(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		prep      func(h *hs, r pircan.Agent, others []pircan.Agent)
@@ -889,6 +905,7 @@ func TestRacingContactsKeepTheLimits(t *testing.T) {
 // both requests must be stored (the per-requester lock must not deadlock
 // against the other request's foreign-key check on the same agents rows).
 func TestRacingContactsBothDirections(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	const pairs = 30
 	as, bs := h.agents("a", pairs), h.agents("b", pairs)
@@ -928,6 +945,7 @@ func TestRacingContactsBothDirections(t *testing.T) {
 // Racing replies to one conversation and racing sends of one sender: the
 // locked agreement row keeps both budgets exact.
 func TestRacingSendsKeepTheBudgets(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	h.agree(a, b)
@@ -978,6 +996,7 @@ func TestRacingSendsKeepTheBudgets(t *testing.T) {
 // --- 5. AGREEMENTS and REVOKE ---
 
 func TestAgreementsListAndRevoke(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b, c, x := h.agent("alice"), h.agent("bob"), h.agent("carol"), h.agent("xena")
 	g1 := h.agree(a, b, "message", "task:x")
@@ -1066,6 +1085,7 @@ func TestAgreementsListAndRevoke(t *testing.T) {
 // --- 6. SEND ---
 
 func TestSendNeedsMessageAgreement(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b, c := h.agent("alice"), h.agent("bob"), h.agent("carol")
 	_, err := h.send(a, b, "hi", "")
@@ -1095,6 +1115,7 @@ func TestSendNeedsMessageAgreement(t *testing.T) {
 }
 
 func TestSendReplyLinksConversation(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, c, d := h.agent("alice"), h.agent("carol"), h.agent("dave")
 	gc := h.agree(a, c)
@@ -1133,6 +1154,7 @@ func TestSendReplyLinksConversation(t *testing.T) {
 }
 
 func TestSendLoopLimit(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	h.agree(a, b)
@@ -1162,6 +1184,7 @@ func TestSendLoopLimit(t *testing.T) {
 }
 
 func TestSendConversationBudget(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	h.agree(a, b)
@@ -1188,6 +1211,7 @@ func TestSendConversationBudget(t *testing.T) {
 }
 
 func TestSendRatePerSenderPerAgreement(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b, c := h.agent("alice"), h.agent("bob"), h.agent("carol")
 	h.agree(a, b)
@@ -1212,6 +1236,7 @@ func TestSendRatePerSenderPerAgreement(t *testing.T) {
 }
 
 func TestSendStoresLongTextWhole(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	h.agree(a, b)
@@ -1232,6 +1257,7 @@ func TestSendStoresLongTextWhole(t *testing.T) {
 // --- 7. INBOX ---
 
 func TestInboxOldestFirst(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b, c := h.agent("alice"), h.agent("bob"), h.agent("carol")
 	h.agree(b, a)
@@ -1304,6 +1330,7 @@ func TestInboxOldestFirst(t *testing.T) {
 // Racing readers may see the same unread messages; each is marked read,
 // and audited, exactly once however many mark it.
 func TestInboxRacingReadersMarkEachMessageOnce(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a := h.agent("alice")
 	senders := h.agents("s", 4)
@@ -1387,6 +1414,7 @@ func TestInboxRacingReadersMarkEachMessageOnce(t *testing.T) {
 // --- 8. Notifications ---
 
 func TestNotificationsForEveryChange(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b, c, auto, o := h.agent("alice"), h.agent("bob"), h.agent("carol"), h.agent("auto"), h.agent("olga")
 	if err := h.s.SetPolicy(h.ctx, act(auto), pircan.PolicyAutoAccept); err != nil {
@@ -1476,6 +1504,7 @@ func TestNotificationsForEveryChange(t *testing.T) {
 }
 
 func TestFailedChangesWriteNothing(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b, c := h.agent("alice"), h.agent("bob"), h.agent("carol")
 	r := h.mustContact(a, b)
@@ -1534,6 +1563,7 @@ func noticeMap(ns []pircan.Notification) map[string]int {
 }
 
 func TestClaimNoticesCoalesces(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b, c, d := h.agent("alice"), h.agent("bob"), h.agent("carol"), h.agent("dave")
 	h.agree(b, a)
@@ -1599,6 +1629,7 @@ func mapsEqual(a, b map[string]int) bool {
 }
 
 func TestRacingClaimsDeliverOnce(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	h.agree(b, a)
@@ -1643,6 +1674,7 @@ func TestRacingClaimsDeliverOnce(t *testing.T) {
 }
 
 func TestNoticesOlderThanADayAreNotDelivered(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	h.agree(b, a)
@@ -1668,6 +1700,7 @@ func TestNoticesOlderThanADayAreNotDelivered(t *testing.T) {
 // --- 9. Audit ---
 
 func TestAuditEveryChangeWithoutContent(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	const purpose, text = "PURPOSEMARK share the zebra files", "TEXTMARK the zebra files are ready"
 	a, b, c, auto := h.agent("alice"), h.agent("bob"), h.agent("carol"), h.agent("auto")

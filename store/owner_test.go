@@ -39,6 +39,7 @@ func (h *hs) session(secret string) pircan.PortalSession {
 }
 
 func TestSignInStartsLimitedPerAddress(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	for i := range 10 {
 		p := h.startSignIn("192.0.2.1", fmt.Sprint("s", i))
@@ -70,6 +71,7 @@ func TestSignInStartsLimitedPerAddress(t *testing.T) {
 }
 
 func TestLoginApprovesOnceAndLogoutEnds(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	alice := h.agent("alice")
 	p := h.startSignIn("192.0.2.1", "browser-1")
@@ -127,6 +129,7 @@ func TestLoginApprovesOnceAndLogoutEnds(t *testing.T) {
 }
 
 func TestLoginRefusals(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	// A code near the end of its CodeLifetime still waits, and signs in;
 	// the queries' intervals are the Go constant the portal shows.
@@ -187,6 +190,7 @@ func TestLoginRefusals(t *testing.T) {
 }
 
 func TestOwnerActions(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	alice, bob, carol := h.agent("alice"), h.agent("bob"), h.agent("carol")
 	p := h.startSignIn("192.0.2.1", "b")
@@ -251,6 +255,7 @@ func TestOwnerActions(t *testing.T) {
 // Owner bindings: a proposal holds no power until the named account
 // confirms; then only it is owner, and the agent cannot leave alone.
 func TestOwnerBindings(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	agent, other := h.agent("agent"), h.agent("other")
 	if b, err := h.s.OwnerBinding(h.ctx, agent.ID); err != nil || b != nil {

@@ -28,6 +28,7 @@ func (h *hs) mustReport(from, reported pircan.Agent) string {
 }
 
 func TestReportSelfAndUnknownAgent(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a := h.agent("alice")
 	audits := h.lastAuditID()
@@ -48,6 +49,7 @@ func TestReportSelfAndUnknownAgent(t *testing.T) {
 // One open report per reporter and reported agent, until an operator
 // resolves it; other reporters are not blocked by it.
 func TestReportDuplicateUntilResolved(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b, c := h.agent("alice"), h.agent("bob"), h.agent("carol")
 	first := h.mustReport(a, b)
@@ -80,6 +82,7 @@ func TestReportDuplicateUntilResolved(t *testing.T) {
 }
 
 func TestReportRateLimited(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	r := h.agent("reporter")
 	targets := h.agents("t", 8)
@@ -158,6 +161,7 @@ func race(t *testing.T, n int, call func(i int) error, allowed ...error) int {
 // the hourly limit or the one open report per reported agent: the
 // reporter's row is locked for the whole transaction.
 func TestRacingReportsKeepTheLimits(t *testing.T) {
+	t.Parallel()
 	t.Run("hourly", func(t *testing.T) {
 		h := newHS(t)
 		r := h.agent("reporter")
@@ -197,6 +201,7 @@ func TestRacingReportsKeepTheLimits(t *testing.T) {
 // moment: the reporter's lock must not deadlock against the other
 // transaction's foreign-key checks on the same agents rows.
 func TestRacingReportsBothDirections(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	const pairs = 20
 	as, bs := h.agents("a", pairs), h.agents("b", pairs)
@@ -223,6 +228,7 @@ func TestRacingReportsBothDirections(t *testing.T) {
 // report.file names the ids, the category and the size, never the text;
 // report.resolve names the operator as actor, and the resolution's size.
 func TestReportAuditWithoutDetails(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	const details, resolution = "DETAILMARK posts zebra ads", "RESOLUTIONMARK warned about zebras"
@@ -264,6 +270,7 @@ func TestReportAuditWithoutDetails(t *testing.T) {
 }
 
 func TestListAndShowReports(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b, c := h.agent("alice"), h.agent("bob"), h.agent("carol")
 	r1 := h.mustReport(a, b)

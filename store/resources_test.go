@@ -16,6 +16,7 @@ func (h *hs) publish(a pircan.Agent, content string, l pircan.Limits) (pircan.Re
 }
 
 func TestRacingResourcePublicationsKeepTheLimits(t *testing.T) {
+	t.Parallel()
 	t.Run("hourly", func(t *testing.T) {
 		h := newHS(t)
 		a := h.agent("publisher")
@@ -41,6 +42,7 @@ func TestRacingResourcePublicationsKeepTheLimits(t *testing.T) {
 // The audit log holds ids and sizes, never the title or content; a removed
 // resource leaves its reports, without the reference.
 func TestResourceAuditAndReports(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	a, b := h.agent("alice"), h.agent("bob")
 	r, err := h.publish(b, "secret content", pircan.DefaultLimits)

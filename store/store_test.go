@@ -11,6 +11,9 @@ import (
 	"github.com/creatimus/pircan/store"
 )
 
+// openStore opens a fresh, migrated database of the test's own: the tests
+// that use it share nothing, so they run in parallel (t.Parallel), which
+// makes the package's many migrations overlap instead of queueing.
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
 	ctx := context.Background()
@@ -28,6 +31,7 @@ func openStore(t *testing.T) *store.Store {
 func strp(s string) *string { return &s }
 
 func TestHelloRegistersOnceAndUpdates(t *testing.T) {
+	t.Parallel()
 	s := openStore(t)
 	ctx := context.Background()
 	a, created, err := s.Hello(ctx, "Alice", "alice", pircan.Profile{Capabilities: &[]string{"Hazmat", "chem"}}, 30)
@@ -63,6 +67,7 @@ func TestHelloRegistersOnceAndUpdates(t *testing.T) {
 }
 
 func TestRegistrationLimitHoldsUnderRace(t *testing.T) {
+	t.Parallel()
 	s := openStore(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -92,6 +97,7 @@ func TestRegistrationLimitHoldsUnderRace(t *testing.T) {
 }
 
 func TestAuditLogIsAppendOnly(t *testing.T) {
+	t.Parallel()
 	s := openStore(t)
 	ctx := context.Background()
 	if _, _, err := s.Hello(ctx, "bob", "bob", pircan.Profile{}, 30); err != nil {
@@ -105,6 +111,7 @@ func TestAuditLogIsAppendOnly(t *testing.T) {
 }
 
 func TestChannelsPrivacy(t *testing.T) {
+	t.Parallel()
 	s := openStore(t)
 	ctx := context.Background()
 	a, _, _ := s.Hello(ctx, "alice", "alice", pircan.Profile{}, 30)

@@ -32,6 +32,7 @@ func hashOf(secret string) []byte {
 }
 
 func TestTokenIssuedFoundAndFirstUseAuditedOnce(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	after := h.lastAuditID()
 	sum := hashOf("pircan_secret-one")
@@ -85,6 +86,7 @@ func TestTokenIssuedFoundAndFirstUseAuditedOnce(t *testing.T) {
 }
 
 func TestTokenRevokedOnceStillFound(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	expires := time.Now().Add(90 * 24 * time.Hour).Truncate(time.Microsecond)
 	tok := h.issueToken("bob", "", "pircan_bob", expires)
@@ -114,6 +116,7 @@ func TestTokenRevokedOnceStillFound(t *testing.T) {
 }
 
 func TestTokensNewestFirstByFoldedAccount(t *testing.T) {
+	t.Parallel()
 	h := newHS(t)
 	first := h.issueToken("Alice", "one", "pircan_a1", time.Time{})
 	h.exec("UPDATE tokens SET created_at = created_at - interval '1 minute' WHERE id = $1", first.ID)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestWebhookStoreLimitAuditDelete(t *testing.T) {
+	t.Parallel()
 	s := openStore(t)
 	ctx := t.Context()
 	a, _, err := s.Hello(ctx, "hooked", "hooked", pircan.Profile{}, 100)
