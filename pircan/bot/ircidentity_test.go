@@ -199,12 +199,15 @@ func TestStatedOutputExemption(t *testing.T) {
 }
 
 // scriptedBot runs a bot against a scripted IRC server, with its HTTP face.
+// It reconnects a second after losing the connection: the scripted server
+// registers it again at once, so a shorter wait could make it ready again
+// before a test has read /readyz after the QUIT.
 func scriptedBot(t *testing.T, sc ircscript.Script) (*pircanbot.Bot, *ircscript.Server, string) {
 	t.Helper()
 	f := ircscript.Start(t, sc)
 	cfg := pircanbot.Config{DatabaseURL: pgtest.Database(t), IRC: transport.Config{
 		Server: f.Addr, Nick: ircscript.Nick, SASLAccount: ircscript.Account, SASLPassword: ircscript.Password,
-		Lobby: bottest.Unique("#lobby"), BackoffMin: 20 * time.Millisecond, BackoffMax: 50 * time.Millisecond,
+		Lobby: bottest.Unique("#lobby"), BackoffMin: time.Second, BackoffMax: time.Second,
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	bot, err := pircanbot.New(ctx, cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel))
