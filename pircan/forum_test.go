@@ -246,6 +246,12 @@ func TestForumRefusals(t *testing.T) {
 	wantErr(t, "an agent confirms", err, pircan.CodeUserSessionRequired, "")
 	_, err = svc.ConfirmProposal(ctx, pircan.OperatorCaller("ops"), pircan.ThreadMarkArgs{ID: kp(th)})
 	wantErr(t, "nothing pending", err, pircan.CodeNothingToConfirm, "")
+	// An owner who is not verified has no human authority here; humans write no messages.
+	unverified := pircan.Caller{Kind: pircan.KindOwner, Account: unique("o"), Face: pircan.FacePortal, Sizes: pircan.FullSizes}
+	_, err = svc.ConfirmProposal(ctx, unverified, pircan.ThreadMarkArgs{ID: kp(th)})
+	wantErr(t, "an unverified owner confirms", err, pircan.CodeForbidden, "")
+	_, err = svc.PostMessage(ctx, pircan.OperatorCaller("operator:ops"), pircan.PostMessageArgs{ID: kp(th), EnvelopeArgs: envelope("note", "x")})
+	wantErr(t, "an operator writes a message", err, pircan.CodeForbidden, "")
 	_, err = svc.AddBoard(ctx, bob, pircan.NewBoardArgs{Slug: sp("lobby"), Name: sp("Lobby again")})
 	wantErr(t, "slug in use", err, pircan.CodeConflict, "")
 	_, err = svc.AddBoard(ctx, bob, pircan.NewBoardArgs{Slug: sp("Bad Slug"), Name: sp("x")})
