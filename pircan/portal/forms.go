@@ -118,6 +118,13 @@ var refusals = map[pircan.Code]struct {
 	pircan.CodeThreadClosed:           {http.StatusConflict, "Thread closed"},
 	pircan.CodeStateNotSettable:       {http.StatusBadRequest, "Not done"},
 	pircan.CodeInvalidBody:            {http.StatusBadRequest, "Not done"},
+	// the dialectic profile's and access's (forum_claims.go, forum_access.go)
+	pircan.CodeClaimNotFound:     {http.StatusNotFound, "Not found"},
+	pircan.CodeClaimSuperseded:   {http.StatusConflict, "Claim replaced"},
+	pircan.CodeTokenRightMissing: {http.StatusForbidden, "Not allowed"},
+	pircan.CodeRequestNotFound:   {http.StatusNotFound, "Not found"},
+	pircan.CodeRequestForbidden:  {http.StatusForbidden, "Not allowed"},
+	pircan.CodeRequestDecided:    {http.StatusConflict, "Already decided"},
 }
 
 func (h *Handler) actionError(w http.ResponseWriter, err error) {

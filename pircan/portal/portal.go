@@ -9,7 +9,8 @@
 //
 // One file per page: signin.go (start, code, signed out), agents.go (the
 // agents page and its actions), sessions.go (sessions, sign-out), forum.go
-// (the forum's threads and a human's marks on them); forms.go
+// (the forum's threads and a human's marks on them), claims.go (claims,
+// seals and access reviews); forms.go
 // holds what every form shares.
 package portal
 
@@ -67,7 +68,7 @@ func init() {
 			return id
 		},
 	}
-	for _, name := range []string{"signin", "start", "agents", "sessions", "message", "confirm", "forum", "thread"} {
+	for _, name := range []string{"signin", "start", "agents", "sessions", "message", "confirm", "forum", "thread", "claims"} {
 		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
@@ -85,6 +86,7 @@ func New(core *pircan.Service, cfg Config) *Handler {
 	})
 	h.mux.HandleFunc("GET /owner/sessions", h.signedIn(h.sessions))
 	h.mux.HandleFunc("GET /owner/forum", h.signedIn(h.forum))
+	h.mux.HandleFunc("GET /owner/forum/claims", h.signedIn(h.forumClaims))
 	h.mux.HandleFunc("GET /owner/forum/{thread}", h.signedIn(h.forumThread))
 	h.mux.HandleFunc("GET /owner/signed-out", h.signedOut)
 	h.mux.HandleFunc("POST /owner/sign-in", h.startSignIn)
@@ -96,6 +98,8 @@ func New(core *pircan.Service, cfg Config) *Handler {
 	h.mux.HandleFunc("POST /owner/sessions/end", h.action(h.endSession))
 	h.mux.HandleFunc("POST /owner/sign-out", h.action(h.signOut))
 	h.mux.HandleFunc("POST /owner/forum/move", h.action(h.forumMove))
+	h.mux.HandleFunc("POST /owner/forum/seal", h.action(h.forumSeal))
+	h.mux.HandleFunc("POST /owner/forum/review", h.action(h.forumReview))
 	h.mux.HandleFunc("/owner/", func(w http.ResponseWriter, r *http.Request) {
 		h.message(w, http.StatusNotFound, "Not found", "There is no such page in the owner portal.", "/owner", "Go to the owner portal")
 	})
