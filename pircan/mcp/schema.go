@@ -3,11 +3,11 @@ package mcp
 import (
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/creatimus/pircan/internal/toolschema"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -86,41 +86,6 @@ func propertySchema(a pircan.Arg, t reflect.Type) map[string]any {
 	return p
 }
 
-// outputSchema is the schema of a result struct. Every result is an
-// object; the structs are plain, so inference cannot fail.
-func outputSchema[O any]() *jsonschema.Schema {
-	s, err := jsonschema.For[O](nil)
-	if err != nil {
-		panic(fmt.Sprintf("mcp: output schema: %v", err))
-	}
-	portable(s)
-	return s
-}
-
-// portable rewrites the nullable types inference writes as a type array
-// (a pointer, slice or map: ["null","object"]) into anyOf branches of one
-// type each, {"anyOf":[{"type":"null"},{"type":"object",…}]}: the same
-// values, in the form strict validators and single-type dialects accept
-// (the MCP Inspector's --strict warned once for each).
-func portable(s *jsonschema.Schema) {
-	if s == nil {
-		return
-	}
-	for _, p := range s.Properties {
-		portable(p)
-	}
-	portable(s.Items)
-	portable(s.AdditionalProperties)
-	for _, b := range s.AnyOf {
-		portable(b)
-	}
-	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
-		other := s.Types[0]
-		if other == "null" {
-			other = s.Types[1]
-		}
-		branch := *s
-		branch.Types, branch.Type, branch.Description = nil, other, ""
-		*s = jsonschema.Schema{Description: s.Description, AnyOf: []*jsonschema.Schema{{Type: "null"}, &branch}}
-	}
-}
+// outputSchema is the schema of a result struct, nullable fields as
+// anyOf branches (internal/toolschema).
+func outputSchema[O any]() *jsonschema.Schema { return toolschema.Output[O]() }

@@ -3,11 +3,11 @@ package parley
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/creatimus/pircan/internal/toolschema"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -260,13 +260,7 @@ func invalidBody(field, rule, msg string) *pircan.Error {
 
 // outputSchema is the schema of a result type (plain structs: inference
 // cannot fail).
-func outputSchema[O any]() *jsonschema.Schema {
-	s, err := jsonschema.For[O](nil)
-	if err != nil {
-		panic(fmt.Sprintf("parley: output schema: %v", err))
-	}
-	return s
-}
+func outputSchema[O any]() *jsonschema.Schema { return toolschema.Output[O]() }
 
 // OperationInfos is the operation table as list_api_operations lists it,
 // for the protocol reference (internal/protocoldoc).
