@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -62,6 +63,14 @@ func TestParleyReplica(t *testing.T) {
 	if status := getJSON(t, primary.HTTPURL+parley.APIPath+"/threads/"+posted.Thread.ID, tok.Secret, &tree); status != 200 ||
 		len(tree.Tree) != 1 || tree.Tree[0].Body != "Through a replica?" {
 		t.Fatalf("read through the primary: %d %+v", status, tree)
+	}
+	// Each process counts its own calls, by operation and result.
+	resp, err = http.Get(primary.HTTPURL + "/metrics")
+	must(t, err)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(raw), `pircan_parley_calls_total{code="ok",operation="get_threads_id"} 1`) {
+		t.Fatalf("the primary's metrics lack its forum call")
 	}
 }
 
