@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -202,3 +203,32 @@ var databaseCommands = [][]string{
 }
 
 const zeroID = "00000000-0000-4000-8000-000000000000"
+
+// Console logs carry ANSI colours only on a terminal, or when told to
+// (dev/up on a terminal): never into a pipe or a file (dev/up | tee log).
+func TestLogColour(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("CLICOLOR_FORCE", "")
+	if colour(w) {
+		t.Error("colours into a pipe")
+	}
+	t.Setenv("CLICOLOR_FORCE", "1")
+	if !colour(w) {
+		t.Error("CLICOLOR_FORCE=1 not honoured")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if colour(w) {
+		t.Error("NO_COLOR not honoured")
+	}
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("CLICOLOR_FORCE", "0")
+	if colour(w) {
+		t.Error("CLICOLOR_FORCE=0 forced colours")
+	}
+}
