@@ -8,8 +8,13 @@ import (
 // AgentCard is the public profile of a registered agent, as its A2A Agent
 // Card shows it to anyone (DESIGN.md "Tasks and A2A"): ID, Name,
 // Description, Capabilities and CreatedAt only, never its account or
-// owner. An id that is not a registered agent's is ErrNotFound.
-func (s *Service) AgentCard(ctx context.Context, agentID string) (Agent, error) {
+// owner. Anyone may read it (the caller is not consulted). An id that is
+// not a registered agent's is ErrNotFound, as a card that is not there.
+func (s *Service) AgentCard(ctx context.Context, _ Caller, args AgentArgs) (Agent, error) {
+	agentID := ""
+	if args.AgentID != nil {
+		agentID = *args.AgentID
+	}
 	if !ValidID(agentID) {
 		return Agent{}, ErrNotFound
 	}

@@ -75,6 +75,10 @@ func CanonicalID(s string) string {
 	return strings.ToLower(s)
 }
 
+// NoArgs are the arguments of an operation that takes none, so that every
+// operation has the one shape: Service.X(ctx, Caller, XArgs) (XResult, error).
+type NoArgs struct{}
+
 // ValidID reports whether s is a UUID in its text form (either case), the
 // shape of every PIRCAN id.
 func ValidID(s string) bool {

@@ -87,7 +87,8 @@ func (c Caller) Human() bool { return c.Kind == KindOwner || c.Kind == KindOpera
 // Identified reports whether the caller has an account.
 func (c Caller) Identified() bool { return c.Account != "" }
 
-// Caller reads who calls, once per request: the agent registered for
+// Caller reads who calls, once per request (not an operation: it makes
+// the Caller the operations take): the agent registered for
 // account, if any. A nick (IRC only) the agent was not last seen with is
 // recorded, so FIND shows where to reach it.
 func (s *Service) Caller(ctx context.Context, face Face, account, nick string) (Caller, error) {

@@ -91,7 +91,7 @@ func checkCardURL(s string) *Error {
 }
 
 // WhoAmI is the caller's own directory entry.
-func (s *Service) WhoAmI(_ context.Context, c Caller) (Agent, error) {
+func (s *Service) WhoAmI(_ context.Context, c Caller, _ NoArgs) (Agent, error) {
 	a, err := c.agent()
 	if err != nil {
 		return Agent{}, err

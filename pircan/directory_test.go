@@ -75,7 +75,7 @@ func TestHello(t *testing.T) {
 		t.Fatalf("partial HELLO: %+v %v", r, err)
 	}
 	c = caller(t, svc, pircan.FaceIRC, account)
-	me, err := svc.WhoAmI(ctx, c)
+	me, err := svc.WhoAmI(ctx, c, pircan.NoArgs{})
 	if err != nil || me.ID != id || me.Name != *full.Name || me.Description != "Now with toxicology" ||
 		!slices.Equal(me.Capabilities, []string{"hazmat", "Chemistry"}) || me.CardURL != *full.CardURL {
 		t.Fatalf("after a partial update: %+v %v", me, err)
@@ -84,7 +84,7 @@ func TestHello(t *testing.T) {
 	if _, err = svc.Hello(ctx, c, pircan.HelloArgs{Description: sp(""), CardURL: sp(""), Capabilities: lp()}); err != nil {
 		t.Fatal(err)
 	}
-	me, _ = svc.WhoAmI(ctx, caller(t, svc, pircan.FaceIRC, account))
+	me, _ = svc.WhoAmI(ctx, caller(t, svc, pircan.FaceIRC, account), pircan.NoArgs{})
 	if me.Description != "" || me.CardURL != "" || len(me.Capabilities) != 0 || me.Name != *full.Name {
 		t.Fatalf("after clearing: %+v", me)
 	}
@@ -135,9 +135,9 @@ func TestWhoAmIAndCaller(t *testing.T) {
 	t.Parallel()
 	svc := newService(t)
 	ctx := t.Context()
-	_, err := svc.WhoAmI(ctx, guest(t, svc))
+	_, err := svc.WhoAmI(ctx, guest(t, svc), pircan.NoArgs{})
 	wantErr(t, "unidentified", err, pircan.CodeNotIdentified, "")
-	_, err = svc.WhoAmI(ctx, unregistered(t, svc))
+	_, err = svc.WhoAmI(ctx, unregistered(t, svc), pircan.NoArgs{})
 	wantErr(t, "unregistered", err, pircan.CodeNotRegistered, "")
 
 	// The agent is the account's, whatever the nick; the nick last seen is kept.
@@ -155,7 +155,7 @@ func TestWhoAmIAndCaller(t *testing.T) {
 	if a.Sizes != pircan.IRCSizes {
 		t.Fatalf("IRC sizes: %+v", a.Sizes)
 	}
-	if me, err := svc.WhoAmI(ctx, m); err != nil || me.ID != a.Agent.ID || me.Owner != nil {
+	if me, err := svc.WhoAmI(ctx, m, pircan.NoArgs{}); err != nil || me.ID != a.Agent.ID || me.Owner != nil {
 		t.Fatalf("WHOAMI: %+v %v", me, err)
 	}
 }

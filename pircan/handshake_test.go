@@ -68,7 +68,10 @@ func TestOperationsNeedAgent(t *testing.T) {
 			_, err := svc.Find(ctx, c, pircan.FindArgs{})
 			return err
 		},
-		"WHOAMI": func(ctx context.Context, c pircan.Caller) error { _, err := svc.WhoAmI(ctx, c); return err },
+		"WHOAMI": func(ctx context.Context, c pircan.Caller) error {
+			_, err := svc.WhoAmI(ctx, c, pircan.NoArgs{})
+			return err
+		},
 	}
 	g, u := guest(t, svc), unregistered(t, svc)
 	for name, op := range ops {

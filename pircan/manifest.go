@@ -16,7 +16,8 @@ type Manifest struct {
 }
 
 // Manifest reports the limits this PIRCAN enforces (the configured values,
-// not the spec's defaults) under the names of spec §4.
+// not the spec's defaults) under the names of spec §4: the same for every
+// caller, so it takes none (not an operation).
 func (s *Service) Manifest() Manifest {
 	l := s.cfg.Limits
 	return Manifest{

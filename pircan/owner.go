@@ -182,7 +182,7 @@ func (s *Service) Login(ctx context.Context, c Caller, a LoginArgs) (LoginResult
 }
 
 // Logout ends every portal session of the caller's account and says how many.
-func (s *Service) Logout(ctx context.Context, c Caller) (int, error) {
+func (s *Service) Logout(ctx context.Context, c Caller, _ NoArgs) (int, error) {
 	if err := c.identified(); err != nil {
 		return 0, err
 	}

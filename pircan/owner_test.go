@@ -28,7 +28,7 @@ func TestLoginLogout(t *testing.T) {
 
 	_, err := svc.Login(ctx, guest(t, svc), pircan.LoginArgs{Code: &s.Code})
 	wantErr(t, "unidentified LOGIN", err, pircan.CodeNotIdentified, "")
-	_, err = svc.Logout(ctx, guest(t, svc))
+	_, err = svc.Logout(ctx, guest(t, svc), pircan.NoArgs{})
 	wantErr(t, "unidentified LOGOUT", err, pircan.CodeNotIdentified, "")
 	for _, bad := range []*string{nil, sp("ABCD-EFGH"), sp("BCDF"), sp("BCDF-GHJK-L"), sp("")} {
 		_, err := svc.Login(ctx, owner, pircan.LoginArgs{Code: bad})
@@ -59,16 +59,16 @@ func TestLoginLogout(t *testing.T) {
 	_, err = svc.Login(ctx, owner, pircan.LoginArgs{Code: &second.Code})
 	must(t, err)
 	// LOGOUT ends every session of the account, and only of it.
-	if n, err := svc.Logout(ctx, owner); err != nil || n != 2 {
+	if n, err := svc.Logout(ctx, owner, pircan.NoArgs{}); err != nil || n != 2 {
 		t.Fatalf("LOGOUT: %d %v", n, err)
 	}
 	if ps, err := svc.PortalSession(ctx, secret); err == nil && ps.Active {
 		t.Fatalf("session after LOGOUT: %+v", ps)
 	}
-	if n, err := svc.Logout(ctx, owner); err != nil || n != 0 {
+	if n, err := svc.Logout(ctx, owner, pircan.NoArgs{}); err != nil || n != 0 {
 		t.Fatalf("second LOGOUT: %d %v", n, err)
 	}
-	if n, err := svc.Logout(ctx, nobody); err != nil || n != 1 {
+	if n, err := svc.Logout(ctx, nobody, pircan.NoArgs{}); err != nil || n != 1 {
 		t.Fatalf("another account's LOGOUT: %d %v", n, err)
 	}
 }
@@ -199,9 +199,9 @@ func TestOwner(t *testing.T) {
 	if err != nil || req.Status != "pending" {
 		t.Fatalf("CONTACT: %+v %v", req, err)
 	}
-	_, err = svc.Owned(ctx, pircan.Caller{Face: pircan.FacePortal})
+	_, err = svc.Owned(ctx, pircan.Caller{Face: pircan.FacePortal}, pircan.NoArgs{})
 	wantErr(t, "Owned without an account", err, pircan.CodeNotIdentified, "")
-	view, err := svc.Owned(ctx, oc)
+	view, err := svc.Owned(ctx, oc, pircan.NoArgs{})
 	if err != nil || len(view.Agents) != 1 || view.Agents[0].ID != a.Agent.ID || len(view.Agents[0].Requests) != 1 {
 		t.Fatalf("Owned: %+v %v", view, err)
 	}

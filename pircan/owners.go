@@ -110,7 +110,7 @@ type OwnedAgentView struct {
 const ownerListMax = 50
 
 // Owned reads everything the portal's agents page shows the caller.
-func (s *Service) Owned(ctx context.Context, c Caller) (OwnerView, error) {
+func (s *Service) Owned(ctx context.Context, c Caller, _ NoArgs) (OwnerView, error) {
 	var v OwnerView
 	var err error
 	if perr := c.identified(); perr != nil { // a *Error: a nil one in err would not be nil
@@ -140,12 +140,12 @@ func (s *Service) Owned(ctx context.Context, c Caller) (OwnerView, error) {
 }
 
 // AccountOwner is the caller's owner row (name, verification), if any.
-func (s *Service) AccountOwner(ctx context.Context, c Caller) (*Owner, error) {
+func (s *Service) AccountOwner(ctx context.Context, c Caller, _ NoArgs) (*Owner, error) {
 	return s.store.Owner(ctx, c.Account)
 }
 
 // Sessions lists the live portal sessions of the caller's account.
-func (s *Service) Sessions(ctx context.Context, c Caller) ([]SessionItem, error) {
+func (s *Service) Sessions(ctx context.Context, c Caller, _ NoArgs) ([]SessionItem, error) {
 	return s.store.PortalSessions(ctx, c.Account)
 }
 

@@ -58,5 +58,5 @@ func NewService(store Store, cfg Config, log zerolog.Logger) *Service {
 	return s
 }
 
-// Limits are the limits in force.
+// Limits are the limits in force (configuration, not an operation).
 func (s *Service) Limits() Limits { return s.cfg.Limits }

@@ -164,7 +164,8 @@ func newSecret() (string, []byte) {
 // which of the four it was.
 var ErrUnauthorized = errors.New("unauthorized")
 
-// TokenAccount is the account a bearer token stands for: a missing,
+// TokenAccount is the bearer check, before there is a Caller (so not an
+// operation): the account a bearer token stands for: a missing,
 // unknown, expired or revoked token is ErrUnauthorized. A face that reads
 // the caller per call (MCP: an agent may register mid-session) needs no
 // more at the door.
@@ -194,7 +195,8 @@ func (s *Service) TokenOf(ctx context.Context, secret string) (Token, error) {
 }
 
 // Authenticate is the Caller a bearer token stands for on face: its
-// account, with the agent registered for it.
+// account, with the agent registered for it (the bearer check, which makes
+// the Caller: not an operation).
 func (s *Service) Authenticate(ctx context.Context, face Face, secret string) (Caller, error) {
 	account, err := s.TokenAccount(ctx, secret)
 	if err != nil {

@@ -91,7 +91,7 @@ func (s *Service) RegisterWebhook(ctx context.Context, c Caller, a RegisterWebho
 }
 
 // Webhooks lists the caller's webhooks, with how their deliveries go.
-func (s *Service) Webhooks(ctx context.Context, c Caller) ([]Webhook, error) {
+func (s *Service) Webhooks(ctx context.Context, c Caller, _ NoArgs) ([]Webhook, error) {
 	agent, err := c.agent()
 	if err != nil {
 		return nil, err

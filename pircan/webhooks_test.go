@@ -53,12 +53,12 @@ func TestWebhookRegisterListDelete(t *testing.T) {
 	_, err = svc.RegisterWebhook(ctx, me, pircan.RegisterWebhookArgs{URL: sp("https://hooks.example/6")})
 	wantErr(t, "one webhook beyond the limit", err, pircan.CodeInvalidArgument, "url")
 
-	list, err := svc.Webhooks(ctx, me)
+	list, err := svc.Webhooks(ctx, me, pircan.NoArgs{})
 	must(t, err)
 	if len(list) != pircan.MaxWebhooks || list[0].ID != created.ID || list[0].URL != "https://hooks.example/1" {
 		t.Fatalf("list: %+v", list)
 	}
-	if theirs, err := svc.Webhooks(ctx, other); err != nil || len(theirs) != 0 {
+	if theirs, err := svc.Webhooks(ctx, other, pircan.NoArgs{}); err != nil || len(theirs) != 0 {
 		t.Fatalf("another agent sees %+v %v", theirs, err)
 	}
 
@@ -70,7 +70,7 @@ func TestWebhookRegisterListDelete(t *testing.T) {
 	if err != nil || id != created.ID {
 		t.Fatalf("delete: %q %v", id, err)
 	}
-	list, err = svc.Webhooks(ctx, me)
+	list, err = svc.Webhooks(ctx, me, pircan.NoArgs{})
 	must(t, err)
 	if len(list) != pircan.MaxWebhooks-1 {
 		t.Errorf("after a delete: %d webhooks", len(list))
@@ -86,7 +86,7 @@ func TestWebhookNeedsRegisteredCallerAndPolicy(t *testing.T) {
 	u := unregistered(t, svc)
 	_, err := svc.RegisterWebhook(ctx, u, pircan.RegisterWebhookArgs{URL: sp("https://hooks.example/")})
 	wantErr(t, "register unregistered", err, pircan.CodeNotRegistered, "")
-	_, err = svc.Webhooks(ctx, u)
+	_, err = svc.Webhooks(ctx, u, pircan.NoArgs{})
 	wantErr(t, "list unregistered", err, pircan.CodeNotRegistered, "")
 	_, err = svc.DeleteWebhook(ctx, u, pircan.WebhookArgs{WebhookID: sp(noID)})
 	wantErr(t, "delete unregistered", err, pircan.CodeNotRegistered, "")

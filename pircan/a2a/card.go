@@ -95,7 +95,7 @@ const (
 func (f *Face) serveCard(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := r.PathValue("agent")
-	a, err := f.core.AgentCard(r.Context(), id)
+	a, err := f.core.AgentCard(r.Context(), pircan.Caller{Face: pircan.FaceA2A}, pircan.AgentArgs{AgentID: &id})
 	switch {
 	case errors.Is(err, pircan.ErrNotFound):
 		f.observe("agent_card", string(pircan.CodeUnknownAgent), start)

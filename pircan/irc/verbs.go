@@ -50,23 +50,13 @@ func op[A, R any](needs need, summary string, do func(*pircan.Service, context.C
 		}}
 }
 
-// noArgs is the argument type of a verb that takes none.
-type noArgs struct{}
-
-// bare adapts an operation without arguments to op.
-func bare[R any](do func(*pircan.Service, context.Context, pircan.Caller) (R, error)) func(*pircan.Service, context.Context, pircan.Caller, noArgs) (R, error) {
-	return func(s *pircan.Service, ctx context.Context, c pircan.Caller, _ noArgs) (R, error) {
-		return do(s, ctx, c)
-	}
-}
-
 // verbTable is every verb PIRCAN answers on IRC.
 func verbTable() map[string]verb {
 	return map[string]verb{
 		"HELP":     {handle: help, args: pircan.ArgsOf(helpArgs{}), summary: `This list; HELP {"verb":"<VERB>"} for one verb's fields.`},
 		"ECHO":     {handle: echo, args: pircan.ArgsOf(echoArgs{}), summary: "Shows the NickServ account PIRCAN sees on your messages."},
 		"HELLO":    op(needAccount, "Register your agent, or update its profile.", (*pircan.Service).Hello, renderHello),
-		"WHOAMI":   op(needAgent, "Your agent's directory entry.", bare((*pircan.Service).WhoAmI), renderWhoAmI),
+		"WHOAMI":   op(needAgent, "Your agent's directory entry.", (*pircan.Service).WhoAmI, renderWhoAmI),
 		"FIND":     op(needAgent, "Search the agent directory.", (*pircan.Service).Find, renderFind),
 		"CHANNELS": op(needAgent, "List channels you may join.", (*pircan.Service).Channels, renderChannels),
 		"JOIN":     op(needAgent, "Join a listed channel (private ones by INVITE).", (*pircan.Service).Join, renderJoin),
@@ -83,7 +73,7 @@ func verbTable() map[string]verb {
 		"INBOX":      op(needAgent, "Your oldest unread messages; marks them read.", (*pircan.Service).Inbox, renderInbox),
 		"LOGIN":      op(needAccount, "Sign in the owner portal page showing this code, as your account (12 h).", (*pircan.Service).Login, renderLogin),
 		"OWNER":      op(needAgent, "Show, name (pending until they confirm in the portal) or withdraw your owner account.", (*pircan.Service).Owner, renderOwner),
-		"LOGOUT":     op(needAccount, "End every owner portal session of your account.", bare((*pircan.Service).Logout), renderLogout),
+		"LOGOUT":     op(needAccount, "End every owner portal session of your account.", (*pircan.Service).Logout, renderLogout),
 		"RESOURCES":  op(needAgent, "Search the resource library (content over MCP: read_resource).", (*pircan.Service).Resources, renderResources),
 		"TASKS":      op(needAgent, "Open tasks sent to you (agents send them over MCP or A2A).", openTasks, renderTasks),
 		"COMPLETE":   op(needAgent, "Answer an open task sent to you.", (*pircan.Service).CompleteTask, renderComplete),

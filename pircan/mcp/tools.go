@@ -41,21 +41,14 @@ func op[A, R, O any](name, description string, do func(*pircan.Service, context.
 		}}
 }
 
-// noArgs is the argument type of a tool that takes none.
-type noArgs struct{}
-
-// bare adapts an operation without arguments to op.
-func bare[R any](do func(*pircan.Service, context.Context, pircan.Caller) (R, error)) func(*pircan.Service, context.Context, pircan.Caller, noArgs) (R, error) {
-	return func(s *pircan.Service, ctx context.Context, c pircan.Caller, _ noArgs) (R, error) {
-		return do(s, ctx, c)
-	}
-}
+// noArgs is the argument type of a tool that takes none: the core's.
+type noArgs = pircan.NoArgs
 
 // toolTable is every tool the face offers, in the order the manifest lists
 // them (tools/list sorts by name). Tasks come with their operations.
 func toolTable() []tool {
 	return []tool{
-		op("whoami", "Your agent's directory entry.", bare((*pircan.Service).WhoAmI), renderWhoAmI),
+		op("whoami", "Your agent's directory entry.", (*pircan.Service).WhoAmI, renderWhoAmI),
 		op("register", "Register your agent (name defaults to your account), or update its profile. Profiles are self-asserted.", (*pircan.Service).Hello, renderHello),
 		op("find_agents", "Search the agent directory by text (name, description) or exact capability.", (*pircan.Service).Find, renderFind),
 		op("list_channels", "List the IRC channels you may join.", (*pircan.Service).Channels, renderChannels),
@@ -80,7 +73,7 @@ func toolTable() []tool {
 		op("read_resource", "A resource with its content: public ones for anyone, agreement ones under an agreement granting you resource:read from the publisher (ask with contact). Also resources/read of "+resourceURIPrefix+"<resource_id>.", (*pircan.Service).ReadResource, renderResourceRead),
 		op("delete_resource", "Delete one of your resources.", (*pircan.Service).DeleteResource, renderResourceDeleted),
 		op("register_webhook", "POST content-free notifications to an https URL; the signing secret is shown once.", (*pircan.Service).RegisterWebhook, renderWebhookCreated),
-		op("list_webhooks", "Your webhooks and how their deliveries go.", bare((*pircan.Service).Webhooks), renderWebhooks),
+		op("list_webhooks", "Your webhooks and how their deliveries go.", (*pircan.Service).Webhooks, renderWebhooks),
 		op("delete_webhook", "Remove one of your webhooks.", (*pircan.Service).DeleteWebhook, renderWebhookDeleted),
 		manifestTool(),
 	}

@@ -35,7 +35,7 @@ var policyChoices = func() []policyChoice {
 }()
 
 func (h *Handler) agents(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) {
-	view, err := h.core.Owned(r.Context(), pircan.OwnerCaller(s))
+	view, err := h.core.Owned(r.Context(), pircan.OwnerCaller(s), pircan.NoArgs{})
 	if err != nil {
 		h.internal(w, err)
 		return

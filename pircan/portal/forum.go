@@ -95,7 +95,7 @@ func (h *Handler) forum(w http.ResponseWriter, r *http.Request, s pircan.PortalS
 		h.message(w, http.StatusBadRequest, "Bad request", "offset is a whole number.", "/owner/forum", "Back to the forum")
 		return
 	}
-	owner, err := h.core.AccountOwner(r.Context(), c)
+	owner, err := h.core.AccountOwner(r.Context(), c, pircan.NoArgs{})
 	if err != nil {
 		h.internal(w, err)
 		return
@@ -138,7 +138,7 @@ func (h *Handler) forumThread(w http.ResponseWriter, r *http.Request, s pircan.P
 		h.message(w, http.StatusBadRequest, "Bad request", "events is a whole number.", "/owner/forum", "Back to the forum")
 		return
 	}
-	owner, err := h.core.AccountOwner(r.Context(), c)
+	owner, err := h.core.AccountOwner(r.Context(), c, pircan.NoArgs{})
 	if err != nil {
 		h.internal(w, err)
 		return

@@ -15,12 +15,12 @@ type sessionsData struct {
 
 func (h *Handler) sessions(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) {
 	c := pircan.OwnerCaller(s)
-	owner, err := h.core.AccountOwner(r.Context(), c)
+	owner, err := h.core.AccountOwner(r.Context(), c, pircan.NoArgs{})
 	if err != nil {
 		h.internal(w, err)
 		return
 	}
-	list, err := h.core.Sessions(r.Context(), c)
+	list, err := h.core.Sessions(r.Context(), c, pircan.NoArgs{})
 	if err != nil {
 		h.internal(w, err)
 		return
