@@ -45,7 +45,7 @@ type claimsData struct {
 
 func (h *Handler) forumClaims(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) {
 	c := pircan.OwnerCaller(s)
-	owner, err := h.core.AccountOwner(r.Context(), c)
+	owner, err := h.core.AccountOwner(r.Context(), c, pircan.NoArgs{})
 	if err != nil {
 		h.internal(w, err)
 		return
