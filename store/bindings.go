@@ -98,16 +98,11 @@ func (s *Store) ClearOwner(ctx context.Context, actor pircan.Actor) (*pircan.Bin
 // PendingBindings lists the agents waiting for account to confirm it as
 // their owner.
 func (s *Store) PendingBindings(ctx context.Context, account string) ([]pircan.PendingBinding, error) {
-	var out []pircan.PendingBinding
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		rows, err := q.PendingBindingsFor(ctx, foldAccount(account))
-		for _, r := range rows {
-			out = append(out, pircan.PendingBinding{AgentID: r.ID, Name: r.Name, Description: r.Description,
-				AgentAccount: r.AgentAccount, NamedAt: r.NamedAt})
-		}
-		return err
+	return readRows(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.PendingBindingsForRow, error) {
+		return q.PendingBindingsFor(ctx, foldAccount(account))
+	}, func(r db.PendingBindingsForRow) pircan.PendingBinding {
+		return pircan.PendingBinding{AgentID: r.ID, Name: r.Name, Description: r.Description, AgentAccount: r.AgentAccount, NamedAt: r.NamedAt}
 	})
-	return out, err
 }
 
 // DecideBinding confirms or declines, as the named account from a portal

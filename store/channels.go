@@ -84,15 +84,11 @@ func (s *Store) EnsureChannel(ctx context.Context, name, topic string) error {
 
 // ListAllChannels lists every channel (operator view).
 func (s *Store) ListAllChannels(ctx context.Context) ([]pircan.ChannelInfo, error) {
-	var out []pircan.ChannelInfo
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		rows, err := q.AllChannels(ctx)
-		for _, r := range rows {
-			out = append(out, pircan.ChannelInfo{Name: r.Name, Private: r.Private, Topic: r.Topic, Members: int(r.Members), Invited: int(r.Invited)})
-		}
-		return err
+	return readRows(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.AllChannelsRow, error) {
+		return q.AllChannels(ctx)
+	}, func(r db.AllChannelsRow) pircan.ChannelInfo {
+		return pircan.ChannelInfo{Name: r.Name, Private: r.Private, Topic: r.Topic, Members: int(r.Members), Invited: int(r.Invited)}
 	})
-	return out, err
 }
 
 // InviteToChannel lets an agent into a private channel (operator command).

@@ -206,16 +206,11 @@ func (s *Store) OwnedAgents(ctx context.Context, account string) ([]pircan.Owned
 
 // PortalSessions lists the live portal sessions of account.
 func (s *Store) PortalSessions(ctx context.Context, account string) ([]pircan.SessionItem, error) {
-	var out []pircan.SessionItem
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		rows, err := q.ListAccountSessions(ctx, foldAccount(account))
-		for _, r := range rows {
-			out = append(out, pircan.SessionItem{ID: r.ID, Address: r.Address, UserAgent: r.UserAgent,
-				ApprovedAt: r.ApprovedAt, ExpiresAt: r.ExpiresAt})
-		}
-		return err
+	return readRows(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.ListAccountSessionsRow, error) {
+		return q.ListAccountSessions(ctx, foldAccount(account))
+	}, func(r db.ListAccountSessionsRow) pircan.SessionItem {
+		return pircan.SessionItem{ID: r.ID, Address: r.Address, UserAgent: r.UserAgent, ApprovedAt: r.ApprovedAt, ExpiresAt: r.ExpiresAt}
 	})
-	return out, err
 }
 
 // EndPortalSession ends one live session of account (sign out, when it is

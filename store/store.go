@@ -213,3 +213,17 @@ func (s *Store) listenConn(ctx context.Context, channel string) (*pgx.Conn, erro
 	}
 	return conn, nil
 }
+
+// readRows is a list read: the rows one query returns, each turned into
+// the core's type, in one read.
+func readRows[R, T any](ctx context.Context, s *Store, query func(ctx context.Context, q *db.Queries) ([]R, error), conv func(R) T) ([]T, error) {
+	var out []T
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := query(ctx, q)
+		for _, r := range rows {
+			out = append(out, conv(r))
+		}
+		return err
+	})
+	return out, err
+}

@@ -41,22 +41,18 @@ func (s *Store) AddWebhook(ctx context.Context, actor pircan.Actor, rawURL, secr
 
 // Webhooks lists an agent's webhooks, oldest first.
 func (s *Store) Webhooks(ctx context.Context, agentID string) ([]pircan.Webhook, error) {
-	var out []pircan.Webhook
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		rows, err := q.ListWebhooks(ctx, agentID)
-		for _, r := range rows {
-			w := pircan.Webhook{ID: r.ID, AgentID: r.AgentID, URL: r.Url, CreatedAt: r.CreatedAt, Failures: int(r.Failures)}
-			if r.LastError != nil {
-				w.LastError = *r.LastError
-			}
-			if r.DisabledAt.Valid {
-				w.DisabledAt = r.DisabledAt.Time
-			}
-			out = append(out, w)
+	return readRows(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.ListWebhooksRow, error) {
+		return q.ListWebhooks(ctx, agentID)
+	}, func(r db.ListWebhooksRow) pircan.Webhook {
+		w := pircan.Webhook{ID: r.ID, AgentID: r.AgentID, URL: r.Url, CreatedAt: r.CreatedAt, Failures: int(r.Failures)}
+		if r.LastError != nil {
+			w.LastError = *r.LastError
 		}
-		return err
+		if r.DisabledAt.Valid {
+			w.DisabledAt = r.DisabledAt.Time
+		}
+		return w
 	})
-	return out, err
 }
 
 // DeleteWebhook removes one of the actor's agent's webhooks and what waits
