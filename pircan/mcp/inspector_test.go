@@ -96,3 +96,32 @@ func TestInspectorCLI(t *testing.T) {
 	}
 	t.Logf("a bad token, as the Inspector reports it: %s", strings.TrimSpace(out+errOut))
 }
+
+// The Inspector the README and dev/up tell a user to run is the one the
+// test runs (testdata/inspector's pin).
+func TestInspectorVersionAsDocumented(t *testing.T) {
+	root := filepath.Join("..", "..")
+	raw, err := os.ReadFile(filepath.Join(root, "testdata", "inspector", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if err := json.Unmarshal(raw, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	pin := pkg.Dependencies["@modelcontextprotocol/inspector"]
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	devnet, err := os.ReadFile(filepath.Join(root, "dev", "devnet", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pin == "" || !strings.Contains(string(readme), "@modelcontextprotocol/inspector@"+pin) ||
+		!strings.Contains(string(devnet), `InspectorVersion = "`+pin+`"`) {
+		t.Fatalf("the pinned Inspector %q is not the one README.md and dev/devnet name", pin)
+	}
+}
