@@ -206,6 +206,11 @@ type ForumMessage struct {
 	To         *Line // a handover's addressee
 	Awaiting   bool
 	CreatedAt  time.Time
+	// The dialectic profile: the claims it made, the claims a refute
+	// refuted and the refute's evidence.
+	Claims   []int64
+	Refutes  []int64
+	Evidence []Evidence
 }
 
 // ForumEvent is one change of a thread.

@@ -118,3 +118,13 @@ RETURNING *;
 
 -- name: CountForumFeaturesByStatus :many
 SELECT status, count(*) AS n FROM forum_features GROUP BY status;
+
+-- name: MessagesClaims :many
+-- The claims a page of messages made, in order.
+SELECT message_id, id FROM forum_claims WHERE message_id = ANY(@ids::bigint[]) ORDER BY id;
+
+-- name: MessagesRefutations :many
+-- The refutations a page of refute messages made (their attestations,
+-- current or since replaced), in order.
+SELECT message_id, claim_id, evidence FROM forum_attestations
+WHERE message_id = ANY(@ids::bigint[]) ORDER BY id;

@@ -215,6 +215,41 @@ func (s *Store) AttestClaim(ctx context.Context, actor pircan.ForumActor, id int
 	return out, err
 }
 
+// messagesProfile adds to a page of messages the claims each made and,
+// for a refute, the claims it refuted and its evidence: two reads by the
+// page's ids.
+func messagesProfile(ctx context.Context, q *db.Queries, msgs []pircan.ForumMessage) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(msgs))
+	at := map[int64]int{}
+	for i, m := range msgs {
+		ids = append(ids, m.ID)
+		at[m.ID] = i
+	}
+	claims, err := q.MessagesClaims(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, c := range claims {
+		m := &msgs[at[c.MessageID]]
+		m.Claims = append(m.Claims, c.ID)
+	}
+	refs, err := q.MessagesRefutations(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		m := &msgs[at[r.MessageID.Int64]]
+		m.Refutes = append(m.Refutes, r.ClaimID)
+		if m.Evidence == nil {
+			m.Evidence = evidenceOf(r.Evidence)
+		}
+	}
+	return nil
+}
+
 // postClaims stores what a message does in the profile, in its
 // transaction: its claims, the refutations of a refute (each a refutes
 // attestation of the line), and the claims its author's refine supersedes.

@@ -242,7 +242,10 @@ func (s *Store) ForumMessages(ctx context.Context, thread, after int64, limit in
 				AuthorAgent: r.AuthorAgent, Provenance: r.Provenance, ToAccount: r.ToAccount, ToExt: r.ToExt,
 				Awaiting: r.Awaiting, CreatedAt: r.CreatedAt}, r.AgentName))
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return messagesProfile(ctx, q, out)
 	})
 	return out, err
 }
@@ -394,7 +397,13 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 		}
 		msg := pircan.ForumMessage{ID: ins.ID, ThreadID: t.ID, Kind: m.Kind, Body: m.Body, Parent: m.Parent,
 			RelatesTo: m.RelatesTo, From: actor.Line, Provenance: m.Provenance, To: m.To, Awaiting: t.Awaiting,
-			CreatedAt: ins.CreatedAt}
+			CreatedAt: ins.CreatedAt, Refutes: m.Refutes}
+		for _, c := range made {
+			msg.Claims = append(msg.Claims, c.ID)
+		}
+		if len(m.Refutes) > 0 {
+			msg.Evidence = m.Evidence
+		}
 		out = pircan.ForumPost{Message: msg, Thread: t, Claims: made, Refuted: refuted}
 		return nil
 	})

@@ -97,6 +97,8 @@ func TestDialecticOverMCP(t *testing.T) {
 		call("get_threads_id_claims", args{"id": th}),
 		call("get_claims_id", args{"id": "cl_999999999"}),
 		call("post_claims_id_attest", args{"id": c3, "verdict": "agrees"}),
+		call("get_threads_id", args{"id": th}),
+		call("get_threads_id", args{"id": other}),
 	)
 	one := ok(t, "get_claims_id", out[0])
 	atts := one["attestations"].([]any)
@@ -125,6 +127,17 @@ func TestDialecticOverMCP(t *testing.T) {
 	}
 	refused(t, "no claim", out[4], "claim_not_found", "")
 	refused(t, "unknown verdict", out[5], "invalid_body", "verdict")
+	// A thread's page shows each message's claims, and a refute's refutes
+	// and evidence, as the envelope had them.
+	first := ok(t, "thread", out[6])["messages"].([]any)[0].(map[string]any)
+	if !slices.Equal(first["claims"].([]any), []any{c1, c2}) {
+		t.Fatalf("the asserting message: %v", first)
+	}
+	ref := ok(t, "carol's thread", out[7])["messages"].([]any)[1].(map[string]any)
+	if ref["kind"] != "refute" || !slices.Equal(ref["refutes"].([]any), []any{c1}) ||
+		ref["evidence"].([]any)[0].(map[string]any)["ref"] != "https://bench.example/42" {
+		t.Fatalf("the refute as read: %v", ref)
+	}
 }
 
 func TestApplicationOverMCP(t *testing.T) {

@@ -71,6 +71,10 @@ type MessageFields struct {
 	To         *Who              `json:"to,omitempty"`
 	Awaiting   bool              `json:"awaiting"`
 	CreatedAt  string            `json:"created_at"`
+	// The dialectic profile: the claims it made, what a refute refuted and its evidence.
+	Claims   []string   `json:"claims,omitempty"`
+	Refutes  []string   `json:"refutes,omitempty"`
+	Evidence []Evidence `json:"evidence,omitempty"`
 }
 
 // Message is an envelope with its replies (in get_threads_id's tree).
@@ -197,6 +201,15 @@ func (f *Face) renderMessage(m pircan.ForumMessage) Message {
 	if m.To != nil {
 		to := f.who(*m.To)
 		out.To = &to
+	}
+	for _, c := range m.Claims {
+		out.Claims = append(out.Claims, pircan.ClaimKey(c))
+	}
+	for _, c := range m.Refutes {
+		out.Refutes = append(out.Refutes, pircan.ClaimKey(c))
+	}
+	if len(m.Evidence) > 0 {
+		out.Evidence = renderEvidence(m.Evidence)
 	}
 	return out
 }

@@ -657,6 +657,69 @@ func (q *Queries) LockTokenRequest(ctx context.Context, id int64) (ForumTokenReq
 	return i, err
 }
 
+const messagesClaims = `-- name: MessagesClaims :many
+SELECT message_id, id FROM forum_claims WHERE message_id = ANY($1::bigint[]) ORDER BY id
+`
+
+type MessagesClaimsRow struct {
+	MessageID int64
+	ID        int64
+}
+
+// The claims a page of messages made, in order.
+func (q *Queries) MessagesClaims(ctx context.Context, ids []int64) ([]MessagesClaimsRow, error) {
+	rows, err := q.db.Query(ctx, messagesClaims, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessagesClaimsRow{}
+	for rows.Next() {
+		var i MessagesClaimsRow
+		if err := rows.Scan(&i.MessageID, &i.ID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messagesRefutations = `-- name: MessagesRefutations :many
+SELECT message_id, claim_id, evidence FROM forum_attestations
+WHERE message_id = ANY($1::bigint[]) ORDER BY id
+`
+
+type MessagesRefutationsRow struct {
+	MessageID pgtype.Int8
+	ClaimID   int64
+	Evidence  []byte
+}
+
+// The refutations a page of refute messages made (their attestations,
+// current or since replaced), in order.
+func (q *Queries) MessagesRefutations(ctx context.Context, ids []int64) ([]MessagesRefutationsRow, error) {
+	rows, err := q.db.Query(ctx, messagesRefutations, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessagesRefutationsRow{}
+	for rows.Next() {
+		var i MessagesRefutationsRow
+		if err := rows.Scan(&i.MessageID, &i.ClaimID, &i.Evidence); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const ownerClaims = `-- name: OwnerClaims :many
 SELECT c.id, c.thread_id, c.message_id, c.statement, c.evidence, c.author_account, c.author_folded, c.author_ext, c.state, c.superseded_by, c.created_at FROM forum_claims c
 WHERE c.author_folded IN (
