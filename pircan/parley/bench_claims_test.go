@@ -48,7 +48,9 @@ func BenchmarkParleyClaims(b *testing.B) {
 	// last one each time (so the history grows by one a call).
 	attest := benchOp{name: "post_claims_id_attest", tool: "post_claims_id_attest", args: map[string]any{"id": claim, "verdict": "supports"}}
 	calls = append(calls, benchCall{name: "post_claims_id_attest-mcp", do: func(c *benchClient) error { return c.mcp(ctx, attest) }},
-		benchCall{name: "post_claims_id_attest-rest", do: func(c *benchClient) error { return c.restPost(ctx, e, "/claims/"+claim+"/attest", `{"verdict":"supports"}`) }})
+		benchCall{name: "post_claims_id_attest-rest", do: func(c *benchClient) error {
+			return c.restPost(ctx, e, "/claims/"+claim+"/attest", `{"verdict":"supports"}`)
+		}})
 	b.Run("clients=1", func(b *testing.B) { benchForum(b, []*benchClient{c}, calls, true) })
 }
 
