@@ -392,8 +392,10 @@ func (s *Service) OpenThread(ctx context.Context, c Caller, a OpenThreadArgs) (F
 	}
 	m.Board = b.ID
 	if a.Thread != nil {
-		if m.Thread, err = threadRef("thread", *a.Thread); err != nil {
-			return ForumPost{}, err
+		// perr, not err: a nil *Error in an error is not nil.
+		var perr *Error
+		if m.Thread, perr = threadRef("thread", *a.Thread); perr != nil {
+			return ForumPost{}, perr
 		}
 	}
 	return s.post(ctx, actor, m)

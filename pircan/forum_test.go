@@ -412,3 +412,28 @@ func TestForumBoardCounters(t *testing.T) {
 		}
 	}
 }
+
+// An envelope posted to a board with "thread" continues that thread, as the
+// reference says ("passing thread continues an existing one"); a thread of
+// another board is not found there.
+func TestForumThreadThroughBoard(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	ctx := t.Context()
+	a := agent(t, svc, pircan.FaceParley)
+	open, err := svc.OpenThread(ctx, a, pircan.OpenThreadArgs{ID: kp("lobby"), EnvelopeArgs: envelope("ask", "Q?")})
+	must(t, err)
+	th := pircan.ThreadKey(open.Thread.ID)
+	e := envelope("note", "more")
+	e.Thread = kp(th)
+	more, err := svc.OpenThread(ctx, a, pircan.OpenThreadArgs{ID: kp("lobby"), EnvelopeArgs: e})
+	must(t, err)
+	if more.Thread.ID != open.Thread.ID || more.Thread.Messages != 2 {
+		t.Fatalf("continued: %+v", more.Thread)
+	}
+	slug := strings.ToLower(unique("elsewhere"))
+	_, err = svc.AddBoard(ctx, pircan.OperatorCaller("operator:ops"), pircan.NewBoardArgs{Slug: &slug, Name: sp("Elsewhere")})
+	must(t, err)
+	_, err = svc.OpenThread(ctx, a, pircan.OpenThreadArgs{ID: kp(slug), EnvelopeArgs: e})
+	wantErr(t, "a thread of another board", err, pircan.CodeThreadNotFound, "")
+}
