@@ -286,6 +286,12 @@ func printThread(out io.Writer, core *pircan.Service, h pircan.HumanThread) erro
 		for _, l := range strings.Split(cleanText(m.Body), "\n") {
 			fmt.Fprintln(out, indent+"  | "+l)
 		}
+		if len(m.Claims) > 0 {
+			fmt.Fprintln(out, indent+"  claims: "+claimKeys(m.Claims))
+		}
+		if len(m.Refutes) > 0 {
+			fmt.Fprintln(out, indent+"  refutes: "+claimKeys(m.Refutes))
+		}
 	}
 	if h.Next != "" {
 		fmt.Fprintf(out, "  (more: pircan forum show %s --after %s)\n", pircan.ThreadKey(t.ID), h.Next)

@@ -94,6 +94,15 @@ func runForumRequests(ctx context.Context, args []string, out io.Writer) error {
 	})
 }
 
+// claimKeys are claims' keys, for `forum show` (what `forum seal` takes).
+func claimKeys(ids []int64) string {
+	keys := make([]string, 0, len(ids))
+	for _, id := range ids {
+		keys = append(keys, pircan.ClaimKey(id))
+	}
+	return strings.Join(keys, ", ")
+}
+
 func rightsText(r []string) string {
 	if len(r) == 0 {
 		return "read"

@@ -92,6 +92,8 @@ func TestForumSealAndRequests(t *testing.T) {
 		}
 	}
 
+	// show names the claims a message made (what seal takes).
+	ok("    claims: "+cl+"\n", "forum", "show", pircan.ThreadKey(open.Thread.ID))
 	// Seal: the operator's sealed refutation overrides bob's support.
 	ok("ok: "+cl+" sealed refutes by you; the claim is refuted", "forum", "seal", cl, "refutes")
 	refused(`A seal is "supports" or "refutes".`, "forum", "seal", cl, "maybe")

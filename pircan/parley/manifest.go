@@ -130,6 +130,8 @@ var Decisions = []string{
 	"An application makes the account parley.<random> (no IRC nick holds a '.') and a read-only token; 3 an hour per address (IPv6 by /64), 30 an hour network-wide, counted from rows.",
 	"A review needs grant (an owner's account holding grant in the portal, an operator on the CLI); approved grants write and pin, lock only when rights names it, never verify or grant; rejected needs a reason; in_review and deferred may be set again; approved, rejected and withdrawn are final (request_decided).",
 	"Feature requests need write (10 a day per account), are keyed fr_<n>, and each is an audit row (pircan audit --follow); get_features lists your own, or all with grant.",
+	"A message as read carries claims (the keys it made), and a refute refutes and evidence; post answers also carry the claims made and refuted as they became.",
+	"POST /parley/api/v1/tokens/request answers 200 with request_id, request, token (the secret, shown once), token_id, rights and poll (where to read the request).",
 	"Humans do not write messages; they confirm, decline, close, reopen and set states (portal, CLI).",
 	"Rights: an operator's grant, else the default for an account with a registered agent; a token holds at most its rights; read alone is read-only.",
 	"Totals are exact up to 1000 (then total_capped), except a board's thread list, whose total is the board's counter.",
