@@ -179,6 +179,9 @@ func (s *Service) ForumInbox(ctx context.Context, c Caller, a ForumInboxArgs) (F
 	if err := checkForumArgs(&a); err != nil {
 		return ForumInboxPage{}, err
 	}
+	if err := inboxExtension(a.Extension); err != nil {
+		return ForumInboxPage{}, err
+	}
 	actor, err := s.forumActor(ctx, c, a.Extension, "")
 	if err != nil {
 		return ForumInboxPage{}, err
@@ -207,6 +210,15 @@ func (s *Service) ForumInbox(ctx context.Context, c Caller, a ForumInboxArgs) (F
 	return in, nil
 }
 
+// inboxExtension checks the inbox's "extension" argument under its own
+// name: forumActor would name it from.extension, a field the call has not.
+func inboxExtension(ext *string) *Error {
+	if ext == nil {
+		return nil
+	}
+	return checkExtension("extension", *ext)
+}
+
 func inboxCursor(s string) (int64, bool) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil && n >= 0
@@ -216,6 +228,9 @@ func inboxCursor(s string) (int64, bool) {
 // extension): a later get_inbox without since starts there.
 func (s *Service) AckForumInbox(ctx context.Context, c Caller, a ForumInboxAckArgs) (InboxAck, error) {
 	if err := checkForumArgs(&a); err != nil {
+		return InboxAck{}, err
+	}
+	if err := inboxExtension(a.Extension); err != nil {
 		return InboxAck{}, err
 	}
 	actor, err := s.forumActor(ctx, c, a.Extension, "")

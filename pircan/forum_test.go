@@ -437,3 +437,16 @@ func TestForumThreadThroughBoard(t *testing.T) {
 	_, err = svc.OpenThread(ctx, a, pircan.OpenThreadArgs{ID: kp(slug), EnvelopeArgs: e})
 	wantErr(t, "a thread of another board", err, pircan.CodeThreadNotFound, "")
 }
+
+// The inbox's extension is refused under its own name, as details.field
+// tells a client which argument to fix.
+func TestForumInboxExtensionField(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	ctx := t.Context()
+	a := agent(t, svc, pircan.FaceParley)
+	_, err := svc.ForumInbox(ctx, a, pircan.ForumInboxArgs{Extension: sp("a b")})
+	wantErr(t, "get_inbox", err, pircan.CodeInvalidBody, "extension")
+	_, err = svc.AckForumInbox(ctx, a, pircan.ForumInboxAckArgs{Cursor: sp("0"), Extension: sp(strings.Repeat("e", 41))})
+	wantErr(t, "post_inbox_ack", err, pircan.CodeInvalidBody, "extension")
+}
