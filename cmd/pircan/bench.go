@@ -214,15 +214,23 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	if res == nil {
 		return err
 	}
+	table := res.WriteTable
+	if res.Knee != nil {
+		table = res.Knee.WriteKnee
+	}
+	return report(out, *asJSON, res, table, res.Failures, err)
+}
+
+// report prints a run's result (JSON, or its table) even when the run was
+// interrupted (err), then says what failed.
+func report(out io.Writer, asJSON bool, res any, table func(io.Writer) error, failures func() []string, err error) error {
 	var werr error
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		werr = enc.Encode(res)
-	} else if res.Knee != nil {
-		werr = res.Knee.WriteKnee(out)
 	} else {
-		werr = res.WriteTable(out)
+		werr = table(out)
 	}
 	if err != nil { // interrupted: the result so far was printed
 		return err
@@ -230,7 +238,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	if werr != nil {
 		return werr
 	}
-	if f := res.Failures(); len(f) > 0 {
+	if f := failures(); len(f) > 0 {
 		return errors.New(strings.Join(f, "; "))
 	}
 	return nil
@@ -241,24 +249,7 @@ func runFlood(ctx context.Context, out io.Writer, asJSON bool, cfg loadgen.Flood
 	if res == nil {
 		return err
 	}
-	var werr error
-	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		werr = enc.Encode(res)
-	} else {
-		werr = res.WriteTable(out)
-	}
-	if err != nil {
-		return err
-	}
-	if werr != nil {
-		return werr
-	}
-	if f := res.Failures(); len(f) > 0 {
-		return errors.New(strings.Join(f, "; "))
-	}
-	return nil
+	return report(out, asJSON, res, res.WriteTable, res.Failures, err)
 }
 
 func envOr(key, def string) string {
