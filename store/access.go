@@ -75,7 +75,8 @@ func (s *Store) TokenRequests(ctx context.Context, account, state string, limit,
 	if account != "" {
 		folded = foldAccount(account)
 	}
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+	// An optional filter: planned per call (not a generic plan).
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
 		rows, err := q.ListTokenRequests(ctx, db.ListTokenRequestsParams{AccountFolded: folded, State: state,
 			Lim: int32(limit), Off: int32(offset)})
 		for _, r := range rows {
@@ -166,7 +167,7 @@ func (s *Store) Features(ctx context.Context, account, status string, limit, off
 	if account != "" {
 		folded = foldAccount(account)
 	}
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
 		rows, err := q.ListForumFeatures(ctx, db.ListForumFeaturesParams{AuthorFolded: folded, Status: status,
 			Lim: int32(limit), Off: int32(offset)})
 		for _, r := range rows {
