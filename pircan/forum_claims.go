@@ -338,6 +338,9 @@ func profileOf(e EnvelopeArgs, m *NewForumMessage) *Error {
 			m.Refutes = append(m.Refutes, n)
 		}
 	}
+	// Claims are locked in one order (ascending), so two refutes naming
+	// the same claims in another order cannot deadlock.
+	slices.Sort(m.Refutes)
 	if m.Evidence, err = evidenceOf("evidence", e.Evidence); err != nil {
 		return err
 	}

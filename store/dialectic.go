@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -278,11 +280,15 @@ func postClaims(ctx context.Context, q *db.Queries, actor pircan.ForumActor, m p
 	if m.Kind != "refine" || len(made) == 0 {
 		return made, refuted, nil
 	}
+	var related []int64
 	for _, k := range m.RelatesTo {
-		if len(k) <= len(pircan.ClaimPrefix) || k[:len(pircan.ClaimPrefix)] != pircan.ClaimPrefix {
-			continue
+		if strings.HasPrefix(k, pircan.ClaimPrefix) {
+			related = appendOnce(related, keyNumber(k, pircan.ClaimPrefix))
 		}
-		v, err := lockClaim(ctx, q, keyNumber(k, pircan.ClaimPrefix), actor)
+	}
+	slices.Sort(related) // one lock order for every transaction
+	for _, id := range related {
+		v, err := lockClaim(ctx, q, id, actor)
 		if err != nil {
 			return nil, nil, err
 		}
