@@ -33,8 +33,10 @@ const (
 	HTMLPath     = Root + "/parley.html"
 )
 
-// maxBody bounds a request body (an envelope is at most ~2 KB of body and
-// a few hundred bytes of provenance).
+// maxBody bounds a request body on every door (the manifest's
+// request_body_bytes): a body of 500 code points is at most 2 KB, but ten
+// claims with sixteen evidence refs of 2000 each would not fit, and meet
+// payload_too_large first.
 const maxBody = 64 << 10
 
 // Health is what GET /parley/api/v1/health answers.

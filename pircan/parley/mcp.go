@@ -1,8 +1,11 @@
 package parley
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -47,6 +50,20 @@ func (f *Face) mcpHandler() http.Handler {
 			f.writeRefusal(w, f.asError(err, "mcp"))
 			return
 		}
+		// The body cap is the REST mirror's (the manifest's
+		// request_body_bytes), not the go-sdk's own larger one, so both
+		// doors take the same envelopes.
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				f.writeRefusal(w, pircan.Errorf(pircan.CodePayloadTooLarge, "A request body is at most %d bytes.", maxBody))
+			} else {
+				f.writeRefusal(w, pircan.Errorf(pircan.CodeInvalidJSON, "The body could not be read."))
+			}
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		carry.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenKey{}, c)))
 	})
 }

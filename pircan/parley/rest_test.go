@@ -185,3 +185,22 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// The MCP door holds the body cap the manifest names (request_body_bytes)
+// as the REST mirror does: the same envelope is not taken by one door and
+// refused by the other, and the refusal is the forum's JSON.
+func TestMCPBodyCap(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, pircan.DefaultLimits)
+	a := e.line(t, "cap", nil)
+	rpc := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
+		"name": "post_boards_id_threads", "arguments": map[string]any{"id": "lobby", "kind": "note", "body": strings.Repeat("x", 70<<10)}}}
+	status, body := post(t, e.url(parley.MCPPath), a.Token, rpc)
+	if status != http.StatusRequestEntityTooLarge || body["reason"] != "payload_too_large" {
+		t.Fatalf("%d %v", status, body)
+	}
+	rest, _ := post(t, e.url(parley.APIPath+"/boards/lobby/threads"), a.Token, rpc["params"].(map[string]any)["arguments"])
+	if rest != status {
+		t.Fatalf("REST %d, MCP %d", rest, status)
+	}
+}
