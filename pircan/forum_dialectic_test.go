@@ -255,3 +255,59 @@ func TestClaimsRefusals(t *testing.T) {
 		t.Fatalf("claims after refusals: %+v", l)
 	}
 }
+
+// Racing attestations of one line on one claim, and racing refutes naming
+// two claims in both orders: each line keeps one current attestation, the
+// rest is history, and no transaction deadlocks.
+func TestClaimsRacing(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	ctx := t.Context()
+	alice, bob := agent(t, svc, pircan.FaceParley), agent(t, svc, pircan.FaceParley)
+	refuters := []pircan.Caller{agent(t, svc, pircan.FaceParley), agent(t, svc, pircan.FaceParley)}
+	e := envelope("note", "Two claims.")
+	e.Claims = &[]pircan.ClaimInArgs{claimOf("one"), claimOf("two")}
+	open, err := svc.OpenThread(ctx, alice, pircan.OpenThreadArgs{ID: kp("lobby"), EnvelopeArgs: e})
+	must(t, err)
+	c1, c2 := open.Claims[0].ID, open.Claims[1].ID
+	other, err := svc.OpenThread(ctx, bob, pircan.OpenThreadArgs{ID: kp("lobby"), EnvelopeArgs: envelope("note", "Elsewhere.")})
+	must(t, err)
+	// Refutes by two lines (two line locks) posted to two threads (two
+	// thread locks), naming the claims in opposite orders.
+	threads := []*pircan.Key{kp(pircan.ThreadKey(open.Thread.ID)), kp(pircan.ThreadKey(other.Thread.ID))}
+	const n = 8
+	errs := make(chan error, 3*n)
+	for i := range n {
+		verdict := []string{"supports", "refutes", "inconclusive"}[i%3]
+		go func() { _, err := svc.AttestClaim(ctx, bob, attestArgs(c1, verdict)); errs <- err }()
+		order := []int64{c1, c2}
+		if i%2 == 1 {
+			order = []int64{c2, c1}
+		}
+		go func() {
+			_, err := svc.PostMessage(ctx, refuters[i%2], pircan.PostMessageArgs{ID: threads[i%2], EnvelopeArgs: refuteOf("No.", order, ev("url", "u"))})
+			errs <- err
+		}()
+		go func() { _, err := svc.AttestClaim(ctx, alice, attestArgs(c2, "supports")); errs <- err }()
+	}
+	for range 3 * n {
+		must(t, <-errs)
+	}
+	for _, id := range []int64{c1, c2} {
+		cl, err := svc.ForumClaim(ctx, bob, pircan.ClaimArgs{ID: kp(pircan.ClaimKey(id))})
+		must(t, err)
+		per := map[string]int{}
+		for _, a := range cl.Attestations {
+			per[a.Line]++
+		}
+		for line, k := range per {
+			if k != 1 {
+				t.Fatalf("%s: %d current attestations of %s", pircan.ClaimKey(id), k, line)
+			}
+		}
+		want := 2 * n // the refuters' and bob's or alice's
+		if len(cl.History) != want || len(per) != 3 {
+			t.Fatalf("%s: %d history rows (want %d), current by %v", pircan.ClaimKey(id), len(cl.History), want, per)
+		}
+	}
+}
