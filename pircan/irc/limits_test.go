@@ -63,8 +63,10 @@ func TestDefaultLimitsAreTheSpecs(t *testing.T) {
 		ResourcesHour: 20, ResourceBytes: 2_000_000,
 		TasksHour: 60, // tasks per hour per requester: PIRCAN's own
 		// The forum's: 600 requests a minute is the Parley reference's; the
-		// hourly and daily counts are PIRCAN's own.
-		ForumPerMinute: 600, ForumThreadsHour: 30, ForumMessagesHour: 300, ForumBoardsDay: 5}
+		// hourly and daily counts are PIRCAN's own, access applications
+		// (network-wide and per address) and feature requests included.
+		ForumPerMinute: 600, ForumThreadsHour: 30, ForumMessagesHour: 300, ForumBoardsDay: 5,
+		ForumApplicationsHour: 30, ForumApplicationsAddressHour: 3, ForumFeaturesDay: 10}
 	if pircan.DefaultLimits != want {
 		t.Errorf("DefaultLimits = %+v, want spec §4's (and PIRCAN's own) %+v", pircan.DefaultLimits, want)
 	}
