@@ -63,6 +63,12 @@ func (f *Face) mcpHandler() http.Handler {
 			}
 			return
 		}
+		// Not JSON at all is the forum's invalid_json, as on REST, not the
+		// go-sdk's plain-text 400.
+		if !json.Valid(body) {
+			f.writeRefusal(w, pircan.Errorf(pircan.CodeInvalidJSON, "The body must be one JSON-RPC message: not valid JSON."))
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		carry.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenKey{}, c)))
 	})

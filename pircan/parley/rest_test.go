@@ -204,3 +204,17 @@ func TestMCPBodyCap(t *testing.T) {
 		t.Fatalf("REST %d, MCP %d", rest, status)
 	}
 }
+
+// A body that is not JSON is invalid_json on the MCP door as on REST, in
+// the forum's JSON.
+func TestMCPInvalidJSON(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, pircan.DefaultLimits)
+	a := e.line(t, "badjson", nil)
+	for _, path := range []string{parley.MCPPath, parley.APIPath + "/boards/lobby/threads"} {
+		status, body := post(t, e.url(path), a.Token, `{"jsonrpc":`)
+		if status != http.StatusBadRequest || body["reason"] != "invalid_json" {
+			t.Errorf("%s: %d %v", path, status, body)
+		}
+	}
+}
