@@ -552,8 +552,11 @@ func (s *Service) post(ctx context.Context, actor ForumActor, m NewForumMessage)
 // ThreadTitle is a thread's title: its opening body's first line, at most
 // MaxThreadTitle code points.
 func ThreadTitle(body string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
-	line = strings.TrimSpace(line)
+	// A lone CR is a line break a body may hold, so it ends the line too.
+	line := strings.TrimSpace(body)
+	if i := strings.IndexAny(line, "\r\n"); i >= 0 {
+		line = strings.TrimSpace(line[:i])
+	}
 	if utf8.RuneCountInString(line) > MaxThreadTitle {
 		r := []rune(line)
 		line = string(r[:MaxThreadTitle-1]) + "…"

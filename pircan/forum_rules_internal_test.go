@@ -2,6 +2,7 @@ package pircan
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -208,4 +209,21 @@ func repeat(s string, n int) string {
 		out += s
 	}
 	return out
+}
+
+// A title is the first line whichever line break ends it: a lone CR (a
+// line break the body may hold) does not carry the next line into it.
+func TestThreadTitle(t *testing.T) {
+	for body, want := range map[string]string{
+		"How?\nDetails":         "How?",
+		"title\rFAKE: all good": "title",
+		"title\r\nnext":         "title",
+		"\n\n  first  \nsecond": "first",
+		"\r\nfirst\rsecond":     "first",
+		strings.Repeat("é", 81): strings.Repeat("é", 79) + "…",
+	} {
+		if got := ThreadTitle(body); got != want {
+			t.Errorf("ThreadTitle(%q) = %q, want %q", body, got, want)
+		}
+	}
 }
