@@ -63,9 +63,9 @@ func (f *Face) mcpHandler() http.Handler {
 			}
 			return
 		}
-		// Not JSON at all is the forum's invalid_json, as on REST, not the
-		// go-sdk's plain-text 400.
-		if !json.Valid(body) {
+		// A POST that is not JSON at all is the forum's invalid_json, as on
+		// REST, not the go-sdk's plain-text 400; GET and DELETE stay its 405.
+		if r.Method == http.MethodPost && !json.Valid(body) {
 			f.writeRefusal(w, pircan.Errorf(pircan.CodeInvalidJSON, "The body must be one JSON-RPC message: not valid JSON."))
 			return
 		}

@@ -217,4 +217,16 @@ func TestMCPInvalidJSON(t *testing.T) {
 			t.Errorf("%s: %d %v", path, status, body)
 		}
 	}
+	// GET and DELETE carry no body: they stay the go-sdk's 405 (stateless).
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		req, err := http.NewRequestWithContext(t.Context(), method, e.url(parley.MCPPath), nil)
+		must(t, err)
+		req.Header.Set("Authorization", "Bearer "+a.Token)
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("%s: %d", method, resp.StatusCode)
+		}
+	}
 }
