@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -30,23 +28,7 @@ import (
 //     before a commit never outlives that commit's notification.
 //   - Each entry lives agentCacheTTL at most, which bounds what a lost
 //     notification (a connection failing silently) could leave stale.
-type agentCache struct {
-	mu        sync.Mutex
-	live      bool
-	gen       uint64
-	byAccount map[string]cachedAgent // folded account →
-	accountOf map[string]string      // agent id → folded account
-	max       int
-	now       func() time.Time
-
-	hits, misses atomic.Uint64
-	forgotten    func(agentID string) // tests: told of every forget, "*" included
-}
-
-type cachedAgent struct {
-	agent  pircan.Agent
-	expiry time.Time
-}
+type agentCache = listenCache[string, pircan.Agent] // folded account → agent
 
 const (
 	agentCacheTTL  = 30 * time.Second
@@ -56,67 +38,8 @@ const (
 )
 
 func newAgentCache() *agentCache {
-	return &agentCache{byAccount: map[string]cachedAgent{}, accountOf: map[string]string{},
-		max: agentCacheSize, now: time.Now}
-}
-
-// get returns the agent of a folded account, if trusted; else the
-// generation a fill must present to put.
-func (c *agentCache) get(folded string) (pircan.Agent, bool, uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.byAccount[folded]
-	if !ok || !c.live || !c.now().Before(e.expiry) {
-		c.misses.Add(1)
-		return pircan.Agent{}, false, c.gen
-	}
-	c.hits.Add(1)
-	return copyAgent(e.agent), true, c.gen
-}
-
-// put keeps a read made under generation gen, unless something changed
-// since or nothing is trusted.
-func (c *agentCache) put(folded string, a pircan.Agent, gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.live || gen != c.gen {
-		return
-	}
-	if _, ok := c.byAccount[folded]; !ok && len(c.byAccount) >= c.max {
-		for k, e := range c.byAccount { // an arbitrary one: O(1)
-			delete(c.byAccount, k)
-			delete(c.accountOf, e.agent.ID)
-			break
-		}
-	}
-	c.byAccount[folded] = cachedAgent{agent: copyAgent(a), expiry: c.now().Add(agentCacheTTL)}
-	c.accountOf[a.ID] = folded
-}
-
-// forget drops one agent ("*": all of them).
-func (c *agentCache) forget(agentID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	if agentID == "*" {
-		clear(c.byAccount)
-		clear(c.accountOf)
-	} else if folded, ok := c.accountOf[agentID]; ok {
-		delete(c.byAccount, folded)
-		delete(c.accountOf, agentID)
-	}
-	if c.forgotten != nil {
-		c.forgotten(agentID)
-	}
-}
-
-// setLive forgets everything and says whether entries may be trusted from
-// now on.
-func (c *agentCache) setLive(live bool) {
-	c.mu.Lock()
-	c.live = live
-	c.mu.Unlock()
-	c.forget("*")
+	return newListenCache[string](agentCacheSize, agentCacheTTL,
+		func(a pircan.Agent) string { return a.ID }, copyAgent)
 }
 
 // setCachesLive trusts (or stops trusting) the caches kept by the one

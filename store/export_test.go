@@ -22,7 +22,7 @@ func (s *Store) AgentCacheLimit(n int) { s.agents.max = n }
 func (s *Store) AgentCacheLen() int {
 	s.agents.mu.Lock()
 	defer s.agents.mu.Unlock()
-	return len(s.agents.byAccount)
+	return len(s.agents.byKey)
 }
 
 // SetFindThresholds sets how many agents FIND's count of a text looks at
@@ -50,7 +50,7 @@ func (s *Store) TokenCacheLimit(n int) { s.tokens.max = n }
 func (s *Store) TokenCacheLen() int {
 	s.tokens.mu.Lock()
 	defer s.tokens.mu.Unlock()
-	return len(s.tokens.bySecret)
+	return len(s.tokens.byKey)
 }
 
 // TrustTokenCache trusts the token cache without listening.

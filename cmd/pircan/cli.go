@@ -186,6 +186,34 @@ func subcommand(group string, args []string, out io.Writer, subs ...string) (str
 	return "", nil, usagef(group, "unknown subcommand %q (want %s)", args[0], strings.Join(subs, ", "))
 }
 
+// nestedSubcommand is subcommand for a group within a group (`pircan forum
+// boards`): its --help lists its subcommands' flags itself, as the one flag
+// section the outer group's --help shows.
+func nestedSubcommand(ctx context.Context, group string, args []string, out io.Writer, run runner, subs ...string) (string, []string, error) {
+	sub, args, err := subcommand(group, args, out, subs...)
+	var gh *groupHelp
+	if !errors.As(err, &gh) {
+		return sub, args, err
+	}
+	fmt.Fprint(out, "\nflags:\n")
+	for _, s := range gh.subs {
+		if flags, ok := subFlags(ctx, run, s); ok {
+			fmt.Fprint(out, flags)
+		}
+	}
+	return "", nil, helpShown
+}
+
+// subFlags is the flag section of a subcommand's --help, as its group's
+// --help lists it.
+func subFlags(ctx context.Context, run runner, sub string) (string, bool) {
+	var b strings.Builder
+	_ = run(ctx, []string{sub, "--help"}, &b)
+	_, flags, ok := strings.Cut(b.String(), "\nflags:\n")
+	flags, _, _ = strings.Cut(flags, "\nand the configuration flags")
+	return flags, ok
+}
+
 // configured says whether the environment configures a deployment, so
 // that `pircan` alone serves (a container given only its environment).
 func configured() bool {
@@ -230,10 +258,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// The synopsis promises flags: list each subcommand's own, as its
 		// --help does.
 		for _, sub := range gh.subs {
-			var b strings.Builder
-			_ = fn(ctx, []string{sub, "--help"}, &b)
-			if _, flags, ok := strings.Cut(b.String(), "\nflags:\n"); ok {
-				flags, _, _ = strings.Cut(flags, "\nand the configuration flags")
+			if flags, ok := subFlags(ctx, fn, sub); ok {
 				fmt.Fprintf(stdout, "\n%s %s flags:\n%s", name, sub, flags)
 			}
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -104,22 +103,7 @@ func runForum(ctx context.Context, args []string, out io.Writer) error {
 
 // runForumBoards is `pircan forum boards add|list`.
 func runForumBoards(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := subcommand("forum boards", args, out, "add", "list")
-	var gh *groupHelp
-	if errors.As(err, &gh) {
-		// A group within a group: its --help lists its subcommands' flags
-		// itself, as the one flag section `pircan forum --help` shows.
-		fmt.Fprint(out, "\nflags:\n")
-		for _, s := range gh.subs {
-			var b strings.Builder
-			_ = runForumBoards(ctx, []string{s, "--help"}, &b)
-			if _, flags, ok := strings.Cut(b.String(), "\nflags:\n"); ok {
-				flags, _, _ = strings.Cut(flags, "\nand the configuration flags")
-				fmt.Fprint(out, flags)
-			}
-		}
-		return helpShown
-	}
+	sub, args, err := nestedSubcommand(ctx, "forum boards", args, out, runForumBoards, "add", "list")
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -34,20 +33,7 @@ func runForumSeal(ctx context.Context, args []string, out io.Writer) error {
 
 // runForumRequests is `pircan forum requests list|review`.
 func runForumRequests(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := subcommand("forum requests", args, out, "list", "review")
-	var gh *groupHelp
-	if errors.As(err, &gh) {
-		fmt.Fprint(out, "\nflags:\n")
-		for _, s := range gh.subs {
-			var b strings.Builder
-			_ = runForumRequests(ctx, []string{s, "--help"}, &b)
-			if _, flags, ok := strings.Cut(b.String(), "\nflags:\n"); ok {
-				flags, _, _ = strings.Cut(flags, "\nand the configuration flags")
-				fmt.Fprint(out, flags)
-			}
-		}
-		return helpShown
-	}
+	sub, args, err := nestedSubcommand(ctx, "forum requests", args, out, runForumRequests, "list", "review")
 	if err != nil {
 		return err
 	}
