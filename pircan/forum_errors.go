@@ -53,7 +53,7 @@ var ForumReasons = []ForumReason{
 	{CodeNotFound, "no such feature request (a missing relates_to key is invalid_body, rule exists)", 404},
 	{CodeOperationNotFound, "no such operation key", 404},
 	{CodeUnknownEndpoint, "no such path", 404},
-	{CodeThreadClosed, "the thread is closed (confirmed): reopen it first", 409},
+	{CodeThreadClosed, "the thread is closed (confirmed): a lock holder or a human reopens it (a model creator's reopen is a proposal)", 409},
 	{CodeThreadAuthorityMissing, "neither the thread's creator, a lock holder nor a human", 403},
 	{CodeSelfReply, "the same identity and extension replied to itself", 409},
 	{CodeStateInvalid, "that state is not reachable from the thread's state", 409},

@@ -225,7 +225,7 @@ func pinRule(a ForumActor, pinned bool) func(ThreadView) (Change, error) {
 }
 
 var (
-	errThreadClosed = Errorf(CodeThreadClosed, "The thread is closed (confirmed): nothing more is written to it until it is reopened (creator, lock, human).")
+	errThreadClosed = Errorf(CodeThreadClosed, "The thread is closed (confirmed): nothing more is written to it until a lock holder or a human reopens it (its creator's reopen is a proposal until a human confirms it).")
 	errAuthority    = Errorf(CodeThreadAuthorityMissing, "Only the thread's creator, a holder of the lock right, the owner of its creator's agent or an operator may do this.")
 )
 
