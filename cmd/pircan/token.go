@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -46,8 +47,15 @@ func runToken(ctx context.Context, args []string, out io.Writer) error {
 			return usagef(name, "--expires %q: %v", *expires, err)
 		}
 		a := pircan.IssueTokenArgs{Account: &pos[0], Label: label, ExpiresIn: given(ttl)}
-		if *rights != "" {
-			a.Rights = ptr(splitList(*rights))
+		// A --rights that names nothing is a mistake, not "the account's
+		// rights": only leaving the flag out means that.
+		c.fs.Visit(func(f *flag.Flag) {
+			if f.Name == "rights" {
+				a.Rights = ptr(splitList(*rights))
+			}
+		})
+		if a.Rights != nil && len(*a.Rights) == 0 {
+			return usagef(name, "--rights names no right (leave the flag out for the account's rights)")
 		}
 		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
 			t, err := core.IssueToken(ctx, op, a)

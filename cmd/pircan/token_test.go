@@ -117,6 +117,8 @@ func TestTokenCommands(t *testing.T) {
 		{[]string{"token", "issue", "alice", "--expires", "0d"}, `--expires "0d": a lifetime is positive`},
 		{[]string{"token", "issue", "alice", "--expires", "soon"}, `--expires "soon": want Nd`},
 		{[]string{"token", "issue", "alice", "--expires", "-2h"}, `a lifetime is positive`},
+		{[]string{"token", "issue", "alice", "--rights", ""}, `pircan token issue: --rights names no right`},
+		{[]string{"token", "issue", "alice", "--rights", " , "}, `pircan token issue: --rights names no right`},
 		{[]string{"token", "issue", "al ice"}, `pircan token issue: <account> is a NickServ account name`},
 		{[]string{"token", "list", "a", "b"}, `pircan token list: unexpected argument "b"`},
 		{[]string{"token", "revoke"}, "pircan token revoke: missing argument <token_id>"},
