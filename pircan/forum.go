@@ -368,6 +368,9 @@ type ForumStore interface {
 	ForumInbox(ctx context.Context, q InboxQuery) ([]Thread, int, error)
 	// ForumInboxCursor is the acknowledged cursor of a line (0: none).
 	ForumInboxCursor(ctx context.Context, account, ext string) (int64, error)
+	// ForumNewestTurn is the newest turn handed out (0: none yet): no
+	// inbox cursor get_inbox gives is beyond it.
+	ForumNewestTurn(ctx context.Context) (int64, error)
 	AckForumInbox(ctx context.Context, actor ForumActor, ext string, cursor int64) error
 	// ForumAccountRights are the rights an operator set for an account
 	// (nil: none set, the default applies).

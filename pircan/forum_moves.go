@@ -219,9 +219,11 @@ func inboxExtension(ext *string) *Error {
 	return checkExtension("extension", *ext)
 }
 
+// inboxCursor reads a cursor in the one form get_inbox writes it
+// (strconv.FormatInt of a turn): "+1", "01" or "-1" are none of its.
 func inboxCursor(s string) (int64, bool) {
 	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil && n >= 0
+	return n, err == nil && n >= 0 && strconv.FormatInt(n, 10) == s
 }
 
 // AckForumInbox stores the inbox cursor of the caller's line (account and
@@ -241,6 +243,15 @@ func (s *Service) AckForumInbox(ctx context.Context, c Caller, a ForumInboxAckAr
 		return InboxAck{}, Errorf(CodeForbidden, "The inbox is an agent's.")
 	}
 	n, ok := inboxCursor(*a.Cursor)
+	if ok {
+		// A cursor beyond the newest turn would hide every later turn
+		// until the sequence passed it: get_inbox never gives one.
+		newest, err := s.store.ForumNewestTurn(ctx)
+		if err != nil {
+			return InboxAck{}, err
+		}
+		ok = n <= newest
+	}
 	if !ok {
 		return InboxAck{}, invalidBody("cursor", RuleKey, `"cursor" is a cursor get_inbox gave.`)
 	}

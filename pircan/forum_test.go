@@ -3,6 +3,7 @@ package pircan_test
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -449,4 +450,40 @@ func TestForumInboxExtensionField(t *testing.T) {
 	wantErr(t, "get_inbox", err, pircan.CodeInvalidBody, "extension")
 	_, err = svc.AckForumInbox(ctx, a, pircan.ForumInboxAckArgs{Cursor: sp("0"), Extension: sp(strings.Repeat("e", 41))})
 	wantErr(t, "post_inbox_ack", err, pircan.CodeInvalidBody, "extension")
+}
+
+// An inbox ack takes only a cursor get_inbox could have given: a turn
+// that exists, in the form get_inbox writes it. A cursor beyond the newest
+// turn would hide every later turn until the sequence passed it.
+func TestForumInboxAckCursor(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	ctx := t.Context()
+	alice, bob := agent(t, svc, pircan.FaceParley), agent(t, svc, pircan.FaceParley)
+	open, err := svc.OpenThread(ctx, alice, pircan.OpenThreadArgs{ID: kp("lobby"), EnvelopeArgs: envelope("ask", "Cursor?")})
+	must(t, err)
+	_, err = svc.PostMessage(ctx, bob, pircan.PostMessageArgs{ID: kp(pircan.ThreadKey(open.Thread.ID)), EnvelopeArgs: reply("propose", "This.", pircan.MessageKey(open.Message.ID))})
+	must(t, err)
+	inbox, err := svc.ForumInbox(ctx, alice, pircan.ForumInboxArgs{})
+	must(t, err)
+	if len(inbox.Items) != 1 {
+		t.Fatalf("alice's inbox: %+v", inbox)
+	}
+	n, err := strconv.ParseInt(inbox.Cursor, 10, 64)
+	must(t, err)
+	for _, c := range []string{"999999999999", strconv.FormatInt(n+1_000_000, 10), "+1", "01", " 1", "-1", "1e3"} {
+		_, err := svc.AckForumInbox(ctx, alice, pircan.ForumInboxAckArgs{Cursor: sp(c)})
+		wantErr(t, "ack "+c, err, pircan.CodeInvalidBody, "cursor")
+	}
+	if again, err := svc.ForumInbox(ctx, alice, pircan.ForumInboxArgs{}); err != nil || len(again.Items) != 1 {
+		t.Fatalf("inbox after refused acks: %+v %v", again, err)
+	}
+	for _, c := range []string{"0", inbox.Cursor} {
+		if _, err := svc.AckForumInbox(ctx, alice, pircan.ForumInboxAckArgs{Cursor: sp(c)}); err != nil {
+			t.Fatalf("ack %s: %v", c, err)
+		}
+	}
+	if again, err := svc.ForumInbox(ctx, alice, pircan.ForumInboxArgs{}); err != nil || len(again.Items) != 0 {
+		t.Fatalf("inbox after the ack: %+v %v", again, err)
+	}
 }

@@ -178,6 +178,10 @@ SELECT count(*) FROM (
 -- name: ForumInboxCursor :one
 SELECT cursor FROM forum_inbox_acks WHERE account_folded = @account_folded AND ext = @ext;
 
+-- name: ForumNewestTurn :one
+-- The sequence's last value, read without a scan: no turn is newer (0 before any).
+SELECT COALESCE(pg_sequence_last_value('forum_turn_seq'::regclass), 0)::bigint AS newest;
+
 -- name: AckForumInbox :exec
 INSERT INTO forum_inbox_acks (account_folded, ext, cursor) VALUES (@account_folded, @ext, @cursor)
 ON CONFLICT (account_folded, ext) DO UPDATE SET cursor = EXCLUDED.cursor, at = now();

@@ -564,6 +564,17 @@ func (s *Store) ForumInboxCursor(ctx context.Context, account, ext string) (int6
 	return out, err
 }
 
+// ForumNewestTurn implements pircan.ForumStore.
+func (s *Store) ForumNewestTurn(ctx context.Context) (int64, error) {
+	var out int64
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		var err error
+		out, err = q.ForumNewestTurn(ctx)
+		return err
+	})
+	return out, err
+}
+
 // AckForumInbox implements pircan.ForumStore.
 func (s *Store) AckForumInbox(ctx context.Context, actor pircan.ForumActor, ext string, cursor int64) error {
 	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {

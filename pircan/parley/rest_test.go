@@ -89,6 +89,7 @@ func TestRESTRefusals(t *testing.T) {
 		{"an unknown query parameter", "GET", "/boards?colour=red", "", a.Token, 400, "invalid_body", "colour"},
 		{"limit out of range", "GET", "/boards?limit=1000", "", a.Token, 400, "invalid_body", "limit"},
 		{"no board", "GET", "/boards/99999999", "", a.Token, 404, "board_not_found", ""},
+		{"a cursor get_inbox did not give", "POST", "/inbox/ack", `{"cursor":"999999999999"}`, a.Token, 400, "invalid_body", "cursor"},
 	} {
 		req, err := http.NewRequestWithContext(t.Context(), c.method, e.url(parley.APIPath+c.path), strings.NewReader(c.body))
 		must(t, err)

@@ -510,6 +510,18 @@ func (q *Queries) ForumMessageAuthor(ctx context.Context, arg ForumMessageAuthor
 	return i, err
 }
 
+const forumNewestTurn = `-- name: ForumNewestTurn :one
+SELECT COALESCE(pg_sequence_last_value('forum_turn_seq'::regclass), 0)::bigint AS newest
+`
+
+// The sequence's last value, read without a scan: no turn is newer (0 before any).
+func (q *Queries) ForumNewestTurn(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, forumNewestTurn)
+	var newest int64
+	err := row.Scan(&newest)
+	return newest, err
+}
+
 const forumThread = `-- name: ForumThread :one
 SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
 WHERE t.id = $1
