@@ -205,7 +205,8 @@ func (s *Service) AddBoard(ctx context.Context, c Caller, a NewBoardArgs) (Board
 }
 
 // countLimited is an hourly (or daily) count's refusal: retry_after is the
-// whole window, an upper bound (the oldest counted row may leave sooner).
+// whole window here, shortened by ruleErrors to the store's CountLimited
+// wait (until the oldest counted row leaves the window).
 func countLimited(format string, n int, window time.Duration) *Error {
 	e := Errorf(CodeRateLimited, format, n)
 	e.RetryAfter = window

@@ -2,6 +2,7 @@ package pircan_test
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -486,4 +487,69 @@ func TestForumInboxAckCursor(t *testing.T) {
 	if again, err := svc.ForumInbox(ctx, alice, pircan.ForumInboxArgs{}); err != nil || len(again.Items) != 0 {
 		t.Fatalf("inbox after the ack: %+v %v", again, err)
 	}
+}
+
+// A counted limit's retry_after is the time until the oldest counted row
+// leaves the window, not the whole window: rows backdated in the database
+// put that moment minutes (not an hour or a day) away.
+func TestForumCountedRetryAfter(t *testing.T) {
+	t.Parallel()
+	l := sharedLimits()
+	l.ForumThreadsHour, l.ForumMessagesHour, l.ForumBoardsDay, l.ForumFeaturesDay = 2, 3, 1, 1
+	svc := newServiceLimits(t, l)
+	ctx := t.Context()
+	alice, bob := agent(t, svc, pircan.FaceParley), agent(t, svc, pircan.FaceParley)
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := shared.Pool().Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// wantWait: refused rate_limited, retry_after within the few seconds
+	// the test may take after backdating, and never the whole window.
+	wantWait := func(what string, err error, want int) {
+		t.Helper()
+		var perr *pircan.Error
+		if !errors.As(err, &perr) || perr.Code != pircan.CodeRateLimited {
+			t.Fatalf("%s: %v, want rate_limited", what, err)
+		}
+		if got := perr.RetryAfterSeconds(); got > want || got < want-30 {
+			t.Errorf("%s: retry_after %d s, want about %d", what, got, want)
+		}
+	}
+
+	// Threads an hour: the older of alice's two opened 50 minutes ago.
+	var th pircan.ForumPost
+	var err error
+	for range 2 {
+		th, err = svc.OpenThread(ctx, alice, pircan.OpenThreadArgs{ID: kp("lobby"), EnvelopeArgs: envelope("ask", "q")})
+		must(t, err)
+	}
+	exec("UPDATE forum_threads SET created_at = now() - interval '50 minutes' WHERE id = (SELECT min(id) FROM forum_threads WHERE creator_folded = $1)", pircan.FoldAccount(alice.Account))
+	_, err = svc.OpenThread(ctx, alice, pircan.OpenThreadArgs{ID: kp("lobby"), EnvelopeArgs: envelope("ask", "q")})
+	wantWait("third thread", err, 600)
+
+	// Messages an hour: bob's three, the oldest 59 minutes ago.
+	for range 3 {
+		_, err = svc.PostMessage(ctx, bob, pircan.PostMessageArgs{ID: kp(pircan.ThreadKey(th.Thread.ID)), EnvelopeArgs: envelope("note", "n")})
+		must(t, err)
+	}
+	exec("UPDATE forum_messages SET created_at = now() - interval '59 minutes' WHERE id = (SELECT min(id) FROM forum_messages WHERE author_folded = $1)", pircan.FoldAccount(bob.Account))
+	_, err = svc.PostMessage(ctx, bob, pircan.PostMessageArgs{ID: kp(pircan.ThreadKey(th.Thread.ID)), EnvelopeArgs: envelope("note", "n")})
+	wantWait("fourth message", err, 60)
+
+	// Boards a day: bob's one, 23 hours ago.
+	slug := strings.ToLower(unique("b"))
+	_, err = svc.AddBoard(ctx, bob, pircan.NewBoardArgs{Slug: &slug, Name: sp("Board")})
+	must(t, err)
+	exec("UPDATE forum_boards SET created_at = now() - interval '23 hours' WHERE slug = $1", slug)
+	_, err = svc.AddBoard(ctx, bob, pircan.NewBoardArgs{Slug: sp(slug + "x"), Name: sp("Board")})
+	wantWait("second board", err, 3600)
+
+	// Features a day: alice's one, 23 hours 50 minutes ago.
+	_, err = svc.AddFeature(ctx, alice, pircan.FeatureArgs{Title: sp("A wish"), Body: sp("Please.")})
+	must(t, err)
+	exec("UPDATE forum_features SET created_at = now() - interval '23 hours 50 minutes' WHERE author_folded = $1", pircan.FoldAccount(alice.Account))
+	_, err = svc.AddFeature(ctx, alice, pircan.FeatureArgs{Title: sp("Another"), Body: sp("Please.")})
+	wantWait("second feature", err, 600)
 }

@@ -3,6 +3,7 @@ package pircan
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // The brokered handshake (spec §3b): POLICY, CONTACT, CONTACTS, ACCEPT,
@@ -267,8 +268,28 @@ func (s *Service) Revoke(ctx context.Context, c Caller, a RevokeArgs) (string, e
 func ruleErrors(err error, words map[error]*Error) error {
 	for sentinel, perr := range words {
 		if errors.Is(err, sentinel) {
+			// A counted limit waits only until its oldest counted row
+			// leaves the window, not the whole window.
+			var c *CountLimited
+			if errors.As(err, &c) && perr.RetryAfter > 0 && c.Wait > 0 && c.Wait < perr.RetryAfter {
+				e := *perr
+				e.RetryAfter = c.Wait
+				return &e
+			}
 			return perr
 		}
 	}
 	return err
 }
+
+// CountLimited is the store's refusal of a counted limit (threads or
+// messages an hour, boards a day, …): Rule is the limit's sentinel, Wait
+// the time until the oldest counted row leaves the window, read by the
+// statement that counted.
+type CountLimited struct {
+	Rule error
+	Wait time.Duration
+}
+
+func (c *CountLimited) Error() string { return c.Rule.Error() }
+func (c *CountLimited) Unwrap() error { return c.Rule }

@@ -62,10 +62,12 @@ ORDER BY c.id DESC LIMIT @lim;
 SELECT pg_advisory_xact_lock(7340040);
 
 -- name: CountApplicationsAddress :one
-SELECT count(*) FROM forum_token_requests WHERE address = @address AND created_at > now() - interval '1 hour';
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_token_requests WHERE address = @address AND created_at > now() - interval '1 hour';
 
 -- name: CountApplicationsHour :one
-SELECT count(*) FROM forum_token_requests WHERE created_at > now() - interval '1 hour';
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_token_requests WHERE created_at > now() - interval '1 hour';
 
 -- name: InsertTokenRequest :one
 INSERT INTO forum_token_requests (account, account_folded, token_id, label, purpose, model, client, provider, contact, address)
@@ -99,7 +101,8 @@ WHERE (@account_folded::text = '' OR account_folded = @account_folded)
 ORDER BY id DESC LIMIT @lim OFFSET @off;
 
 -- name: CountForumFeaturesLastDay :one
-SELECT count(*) FROM forum_features WHERE author_folded = @author_folded AND created_at > now() - interval '1 day';
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 day' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_features WHERE author_folded = @author_folded AND created_at > now() - interval '1 day';
 
 -- name: InsertForumFeature :one
 INSERT INTO forum_features (title, body, author_account, author_folded, author_ext)

@@ -8,13 +8,18 @@
 SELECT pg_advisory_xact_lock(hashtextextended('forum:' || @account_folded::text, 0));
 
 -- name: CountForumMessagesLastHour :one
-SELECT count(*) FROM forum_messages WHERE author_folded = @author_folded AND created_at > now() - interval '1 hour';
+-- Each counted limit's query also reads wait_us: the time until its oldest
+-- counted row leaves the window (the refusal's retry_after), in the same read.
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_messages WHERE author_folded = @author_folded AND created_at > now() - interval '1 hour';
 
 -- name: CountForumThreadsLastHour :one
-SELECT count(*) FROM forum_threads WHERE creator_folded = @creator_folded AND created_at > now() - interval '1 hour';
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_threads WHERE creator_folded = @creator_folded AND created_at > now() - interval '1 hour';
 
 -- name: CountForumBoardsLastDay :one
-SELECT count(*) FROM forum_boards WHERE created_by = @created_by AND created_by <> '' AND created_at > now() - interval '1 day';
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 day' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_boards WHERE created_by = @created_by AND created_by <> '' AND created_at > now() - interval '1 day';
 
 -- name: ListForumBoards :many
 -- Boards with their counters (the sum and latest of their count rows;

@@ -31,11 +31,11 @@ func (s *Store) ApplyForToken(ctx context.Context, r pircan.NewTokenRequest, l p
 		if err := q.LockApplications(ctx); err != nil {
 			return err
 		}
-		if n, err := q.CountApplicationsAddress(ctx, r.Address); err != nil || n >= int64(l.ForumApplicationsAddressHour) {
-			return orErr(err, pircan.ErrApplicationsAddress)
+		if c, err := q.CountApplicationsAddress(ctx, r.Address); err != nil || c.N >= int64(l.ForumApplicationsAddressHour) {
+			return orErr(err, countLimited(pircan.ErrApplicationsAddress, c.WaitUs))
 		}
-		if n, err := q.CountApplicationsHour(ctx); err != nil || n >= int64(l.ForumApplicationsHour) {
-			return orErr(err, pircan.ErrApplicationsHour)
+		if c, err := q.CountApplicationsHour(ctx); err != nil || c.N >= int64(l.ForumApplicationsHour) {
+			return orErr(err, countLimited(pircan.ErrApplicationsHour, c.WaitUs))
 		}
 		t, err := q.InsertToken(ctx, db.InsertTokenParams{Account: r.Account, AccountFolded: foldAccount(r.Account),
 			Label: r.Token.Label, SecretSha256: r.Token.SecretSHA256, Rights: r.Token.Rights})
@@ -144,8 +144,8 @@ func (s *Store) AddFeature(ctx context.Context, actor pircan.ForumActor, f pirca
 		if err := q.LockForumLine(ctx, me); err != nil {
 			return err
 		}
-		if n, err := q.CountForumFeaturesLastDay(ctx, me); err != nil || n >= int64(l.ForumFeaturesDay) {
-			return orErr(err, pircan.ErrRateLimited)
+		if c, err := q.CountForumFeaturesLastDay(ctx, me); err != nil || c.N >= int64(l.ForumFeaturesDay) {
+			return orErr(err, countLimited(pircan.ErrRateLimited, c.WaitUs))
 		}
 		r, err := q.InsertForumFeature(ctx, db.InsertForumFeatureParams{Title: f.Title, Body: f.Body, AuthorAccount: actor.Account,
 			AuthorFolded: me, AuthorExt: actor.Extension})

@@ -138,8 +138,8 @@ func (s *Store) AddForumBoard(ctx context.Context, actor pircan.ForumActor, b pi
 			if err := q.LockForumLine(ctx, by); err != nil {
 				return err
 			}
-			if n, err := q.CountForumBoardsLastDay(ctx, by); err != nil || n >= int64(l.ForumBoardsDay) {
-				return orErr(err, pircan.ErrRateLimited)
+			if c, err := q.CountForumBoardsLastDay(ctx, by); err != nil || c.N >= int64(l.ForumBoardsDay) {
+				return orErr(err, countLimited(pircan.ErrRateLimited, c.WaitUs))
 			}
 		}
 		r, err := q.InsertForumBoard(ctx, db.InsertForumBoardParams{Slug: b.Slug, Name: b.Name, Description: b.Description, CreatedBy: by})
@@ -276,16 +276,16 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 		if err := q.LockForumLine(ctx, me); err != nil {
 			return err
 		}
-		if n, err := q.CountForumMessagesLastHour(ctx, me); err != nil || n >= int64(l.ForumMessagesHour) {
-			return orErr(err, pircan.ErrForumMessagesHour)
+		if c, err := q.CountForumMessagesLastHour(ctx, me); err != nil || c.N >= int64(l.ForumMessagesHour) {
+			return orErr(err, countLimited(pircan.ErrForumMessagesHour, c.WaitUs))
 		}
 		newThread := m.Thread == 0
 		if newThread {
 			if _, err := q.LockForumBoard(ctx, m.Board); err != nil {
 				return orErr(notFoundAs(err, pircan.ErrBoardNotFound), nil)
 			}
-			if n, err := q.CountForumThreadsLastHour(ctx, me); err != nil || n >= int64(l.ForumThreadsHour) {
-				return orErr(err, pircan.ErrForumThreadsHour)
+			if c, err := q.CountForumThreadsLastHour(ctx, me); err != nil || c.N >= int64(l.ForumThreadsHour) {
+				return orErr(err, countLimited(pircan.ErrForumThreadsHour, c.WaitUs))
 			}
 			id, err := q.InsertForumThread(ctx, db.InsertForumThreadParams{BoardID: m.Board, CreatorAccount: actor.Account,
 				CreatorFolded: me, CreatorExt: actor.Extension, Title: pircan.ThreadTitle(m.Body)})

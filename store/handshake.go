@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store/db"
@@ -312,6 +313,12 @@ func notify(ctx context.Context, q *db.Queries, agentID, kind string) error {
 }
 
 // orErr returns err if the query failed, else the rule's error.
+// countLimited is a counted limit's rule error with the wait the counting
+// query read (microseconds until its oldest counted row leaves the window).
+func countLimited(rule error, waitUS int64) error {
+	return &pircan.CountLimited{Rule: rule, Wait: time.Duration(waitUS) * time.Microsecond}
+}
+
 func orErr(err, rule error) error {
 	if err != nil {
 		return err

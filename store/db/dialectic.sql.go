@@ -56,25 +56,37 @@ func (q *Queries) AttestationHistory(ctx context.Context, arg AttestationHistory
 }
 
 const countApplicationsAddress = `-- name: CountApplicationsAddress :one
-SELECT count(*) FROM forum_token_requests WHERE address = $1 AND created_at > now() - interval '1 hour'
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_token_requests WHERE address = $1 AND created_at > now() - interval '1 hour'
 `
 
-func (q *Queries) CountApplicationsAddress(ctx context.Context, address string) (int64, error) {
+type CountApplicationsAddressRow struct {
+	N      int64
+	WaitUs int64
+}
+
+func (q *Queries) CountApplicationsAddress(ctx context.Context, address string) (CountApplicationsAddressRow, error) {
 	row := q.db.QueryRow(ctx, countApplicationsAddress, address)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+	var i CountApplicationsAddressRow
+	err := row.Scan(&i.N, &i.WaitUs)
+	return i, err
 }
 
 const countApplicationsHour = `-- name: CountApplicationsHour :one
-SELECT count(*) FROM forum_token_requests WHERE created_at > now() - interval '1 hour'
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_token_requests WHERE created_at > now() - interval '1 hour'
 `
 
-func (q *Queries) CountApplicationsHour(ctx context.Context) (int64, error) {
+type CountApplicationsHourRow struct {
+	N      int64
+	WaitUs int64
+}
+
+func (q *Queries) CountApplicationsHour(ctx context.Context) (CountApplicationsHourRow, error) {
 	row := q.db.QueryRow(ctx, countApplicationsHour)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+	var i CountApplicationsHourRow
+	err := row.Scan(&i.N, &i.WaitUs)
+	return i, err
 }
 
 const countForumClaimsIn = `-- name: CountForumClaimsIn :one
@@ -118,14 +130,20 @@ func (q *Queries) CountForumFeaturesByStatus(ctx context.Context) ([]CountForumF
 }
 
 const countForumFeaturesLastDay = `-- name: CountForumFeaturesLastDay :one
-SELECT count(*) FROM forum_features WHERE author_folded = $1 AND created_at > now() - interval '1 day'
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 day' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_features WHERE author_folded = $1 AND created_at > now() - interval '1 day'
 `
 
-func (q *Queries) CountForumFeaturesLastDay(ctx context.Context, authorFolded string) (int64, error) {
+type CountForumFeaturesLastDayRow struct {
+	N      int64
+	WaitUs int64
+}
+
+func (q *Queries) CountForumFeaturesLastDay(ctx context.Context, authorFolded string) (CountForumFeaturesLastDayRow, error) {
 	row := q.db.QueryRow(ctx, countForumFeaturesLastDay, authorFolded)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+	var i CountForumFeaturesLastDayRow
+	err := row.Scan(&i.N, &i.WaitUs)
+	return i, err
 }
 
 const countThreadClaims = `-- name: CountThreadClaims :one

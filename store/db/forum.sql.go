@@ -170,14 +170,20 @@ func (q *Queries) CountForumBoards(ctx context.Context) (int64, error) {
 }
 
 const countForumBoardsLastDay = `-- name: CountForumBoardsLastDay :one
-SELECT count(*) FROM forum_boards WHERE created_by = $1 AND created_by <> '' AND created_at > now() - interval '1 day'
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 day' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_boards WHERE created_by = $1 AND created_by <> '' AND created_at > now() - interval '1 day'
 `
 
-func (q *Queries) CountForumBoardsLastDay(ctx context.Context, createdBy string) (int64, error) {
+type CountForumBoardsLastDayRow struct {
+	N      int64
+	WaitUs int64
+}
+
+func (q *Queries) CountForumBoardsLastDay(ctx context.Context, createdBy string) (CountForumBoardsLastDayRow, error) {
 	row := q.db.QueryRow(ctx, countForumBoardsLastDay, createdBy)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+	var i CountForumBoardsLastDayRow
+	err := row.Scan(&i.N, &i.WaitUs)
+	return i, err
 }
 
 const countForumDue = `-- name: CountForumDue :one
@@ -233,14 +239,22 @@ func (q *Queries) CountForumMessagesIn(ctx context.Context, ids []int64) (int64,
 }
 
 const countForumMessagesLastHour = `-- name: CountForumMessagesLastHour :one
-SELECT count(*) FROM forum_messages WHERE author_folded = $1 AND created_at > now() - interval '1 hour'
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_messages WHERE author_folded = $1 AND created_at > now() - interval '1 hour'
 `
 
-func (q *Queries) CountForumMessagesLastHour(ctx context.Context, authorFolded string) (int64, error) {
+type CountForumMessagesLastHourRow struct {
+	N      int64
+	WaitUs int64
+}
+
+// Each counted limit's query also reads wait_us: the time until its oldest
+// counted row leaves the window (the refusal's retry_after), in the same read.
+func (q *Queries) CountForumMessagesLastHour(ctx context.Context, authorFolded string) (CountForumMessagesLastHourRow, error) {
 	row := q.db.QueryRow(ctx, countForumMessagesLastHour, authorFolded)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+	var i CountForumMessagesLastHourRow
+	err := row.Scan(&i.N, &i.WaitUs)
+	return i, err
 }
 
 const countForumThreads = `-- name: CountForumThreads :one
@@ -288,14 +302,20 @@ func (q *Queries) CountForumThreadsIn(ctx context.Context, ids []int64) (int64, 
 }
 
 const countForumThreadsLastHour = `-- name: CountForumThreadsLastHour :one
-SELECT count(*) FROM forum_threads WHERE creator_folded = $1 AND created_at > now() - interval '1 hour'
+SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
+FROM forum_threads WHERE creator_folded = $1 AND created_at > now() - interval '1 hour'
 `
 
-func (q *Queries) CountForumThreadsLastHour(ctx context.Context, creatorFolded string) (int64, error) {
+type CountForumThreadsLastHourRow struct {
+	N      int64
+	WaitUs int64
+}
+
+func (q *Queries) CountForumThreadsLastHour(ctx context.Context, creatorFolded string) (CountForumThreadsLastHourRow, error) {
 	row := q.db.QueryRow(ctx, countForumThreadsLastHour, creatorFolded)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+	var i CountForumThreadsLastHourRow
+	err := row.Scan(&i.N, &i.WaitUs)
+	return i, err
 }
 
 const forumAccountRights = `-- name: ForumAccountRights :one
