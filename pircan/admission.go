@@ -30,6 +30,9 @@ import (
 // caller of one request a minute costs one round trip a request as before,
 // a busy one ~limit/10 a window. A window refused is refused in memory until
 // it ends (the database counted the limit already; only its end restarts it).
+// A process has one claim in flight per window: parallel requests of one
+// account wait for it and serve from its lease, so none strands a lease of
+// its own or refuses while the process still holds leased requests.
 
 // RequestCounter counts n requests of key at once in its fixed window,
 // shared by every process: the count so far in the window, these n
@@ -42,8 +45,9 @@ type RequestCounter interface {
 // has not admitted yet. Bounded: at most maxLeases windows; past that a
 // caller is counted one request at a time, as without leases.
 type admissions struct {
-	mu     sync.Mutex
-	leases *expiring.Table[lease]
+	mu       sync.Mutex
+	leases   *expiring.Table[lease]
+	claiming map[string]chan struct{} // per window key, the claim in flight: closed when it ends
 }
 
 type lease struct {
@@ -61,7 +65,7 @@ const maxLeases = 20_000
 func maxLease(limit int) int { return min(max(limit/10, 1), 64) }
 
 func newAdmissions(window time.Duration) *admissions {
-	return &admissions{leases: expiring.New[lease](window, maxLeases)}
+	return &admissions{leases: expiring.New[lease](window, maxLeases), claiming: map[string]chan struct{}{}}
 }
 
 // Admit counts one request of the caller in its face's window and refuses
@@ -73,39 +77,64 @@ func (s *Service) Admit(ctx context.Context, c Caller) error {
 	}
 	key := window + ":a:" + FoldAccount(c.Account)
 	a := s.admissions
-	now := time.Now() // the windows end by the database's clock, a real one
-	a.mu.Lock()
-	l, ok := a.leases.Get(key, now)
-	if ok && now.Before(l.ends) {
-		if l.full {
-			ends := l.ends
-			a.mu.Unlock()
-			return rateLimited(limit, ends.Sub(now))
+	for {
+		now := time.Now() // the windows end by the database's clock, a real one
+		a.mu.Lock()
+		l, ok := a.leases.Get(key, now)
+		if ok && now.Before(l.ends) {
+			if l.full {
+				ends := l.ends
+				a.mu.Unlock()
+				return rateLimited(limit, ends.Sub(now))
+			}
+			if l.left > 0 {
+				l.left--
+				l.used++
+				a.mu.Unlock()
+				return nil
+			}
 		}
-		if l.left > 0 {
-			l.left--
-			l.used++
+		// One claim in flight per window: a request that finds one waits
+		// for it and serves from its lease. Parallel claims of one process
+		// would over-claim near the limit, and a refused one would mark the
+		// window full while another's lease still held requests.
+		if wait, busy := a.claiming[key]; busy {
 			a.mu.Unlock()
-			return nil
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
+		want := 1
+		if ok && now.Before(l.ends) {
+			want = min(max(l.used, 1), maxLease(limit))
+		}
+		done := make(chan struct{})
+		a.claiming[key] = done
+		a.mu.Unlock()
+		return s.claim(ctx, key, limit, want, done)
 	}
-	want := 1
-	if ok && now.Before(l.ends) {
-		want = min(max(l.used, 1), maxLease(limit))
-	}
-	a.mu.Unlock()
+}
 
+// claim counts want requests of key in the database, admits one and keeps
+// the rest as the window's lease; it ends the claim in flight (done).
+func (s *Service) claim(ctx context.Context, key string, limit, want int, done chan struct{}) error {
+	a := s.admissions
 	count, ends, err := s.counter.CountRequest(ctx, key, s.cfg.Limits.Window, want)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.claiming, key)
+	close(done)
 	if err != nil {
 		return err
 	}
 	// The window held count-want before this claim (0 when it restarted
 	// with it: count is then want).
 	granted := min(max(limit-(count-want), 0), want)
-	now = time.Now()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	l, ok = a.leases.Get(key, now)
+	now := time.Now()
+	l, ok := a.leases.Get(key, now)
 	if !ok || !l.ends.Equal(ends) { // a new window (or the first claim)
 		// A window lives at most Limits.Window from now: the table's ttl.
 		if l, ok = a.leases.Put(key, lease{ends: ends}, now); !ok {

@@ -176,6 +176,43 @@ func TestAdmitLeases(t *testing.T) {
 	t.Logf("admitted %d of %d with %d round trips", admitted, l.HTTPPerMinute, trips)
 }
 
+// Parallel requests of one account in one process share the claim in
+// flight: none strands leased requests (claimed, never admitted) or marks
+// the window refused while leased requests remain, so exactly the limit is
+// admitted, as sequentially.
+func TestAdmitParallelOneProcess(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	l := sharedLimits()
+	l.ForumPerMinute = 300 // leases of up to 30
+	svc := pircan.NewService(shared, pircan.Config{Limits: l}, zerolog.Nop())
+	c := pircan.Caller{Account: unique("p"), Face: pircan.FaceParley}
+	const clients, each = 8, 40 // 320: the limit and 20 more
+	var admitted, refused atomic.Int64
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for range each {
+				err := svc.Admit(ctx, c)
+				if err == nil {
+					admitted.Add(1)
+					continue
+				}
+				var perr *pircan.Error
+				if !errors.As(err, &perr) || perr.Code != pircan.CodeRateLimited {
+					t.Errorf("admit: %v", err)
+				}
+				refused.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if admitted.Load() != int64(l.ForumPerMinute) || refused.Load() != clients*each-int64(l.ForumPerMinute) {
+		t.Fatalf("admitted %d, refused %d of %d; want exactly %d admitted",
+			admitted.Load(), refused.Load(), clients*each, l.ForumPerMinute)
+	}
+}
+
 // memoryCounter counts windows in memory, as the database does (a test of
 // the lease table's bound needs many accounts, not Postgres).
 type memoryCounter struct {
