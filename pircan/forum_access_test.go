@@ -193,7 +193,8 @@ func TestTokenApplicationLimits(t *testing.T) {
 	t.Parallel()
 	l := sharedLimits()
 	l.ForumApplicationsAddressHour, l.ForumApplicationsHour = 2, 3
-	svc := pircan.NewService(freshStore(t), pircan.Config{Limits: l}, zerolog.Nop())
+	st := freshStore(t)
+	svc := pircan.NewService(st, pircan.Config{Limits: l}, zerolog.Nop())
 	ctx := t.Context()
 	for i, c := range []struct {
 		addr string
@@ -212,6 +213,15 @@ func TestTokenApplicationLimits(t *testing.T) {
 		}
 		wantErr(t, "application "+string(rune('0'+i)), err, pircan.CodeRateLimited, "")
 	}
+	// retry_after is until the oldest counted row leaves the hour: the
+	// first application, backdated 55 minutes, is the oldest of both counts.
+	if _, err := st.Pool().Exec(ctx, "UPDATE forum_token_requests SET created_at = now() - interval '55 minutes' WHERE id = (SELECT min(id) FROM forum_token_requests)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := svc.ApplyForToken(ctx, application("2001:db8:1:1::3"))
+	wantRetryAfter(t, "per address", err, 300)
+	_, err = svc.ApplyForToken(ctx, application("192.0.2.3"))
+	wantRetryAfter(t, "network-wide", err, 300)
 }
 
 func TestFeatureRequests(t *testing.T) {

@@ -505,18 +505,7 @@ func TestForumCountedRetryAfter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// wantWait: refused rate_limited, retry_after within the few seconds
-	// the test may take after backdating, and never the whole window.
-	wantWait := func(what string, err error, want int) {
-		t.Helper()
-		var perr *pircan.Error
-		if !errors.As(err, &perr) || perr.Code != pircan.CodeRateLimited {
-			t.Fatalf("%s: %v, want rate_limited", what, err)
-		}
-		if got := perr.RetryAfterSeconds(); got > want || got < want-30 {
-			t.Errorf("%s: retry_after %d s, want about %d", what, got, want)
-		}
-	}
+	wantWait := func(what string, err error, want int) { t.Helper(); wantRetryAfter(t, what, err, want) }
 
 	// Threads an hour: the older of alice's two opened 50 minutes ago.
 	var th pircan.ForumPost
@@ -552,4 +541,17 @@ func TestForumCountedRetryAfter(t *testing.T) {
 	exec("UPDATE forum_features SET created_at = now() - interval '23 hours 50 minutes' WHERE author_folded = $1", pircan.FoldAccount(alice.Account))
 	_, err = svc.AddFeature(ctx, alice, pircan.FeatureArgs{Title: sp("Another"), Body: sp("Please.")})
 	wantWait("second feature", err, 600)
+}
+
+// wantRetryAfter: refused rate_limited, retry_after want seconds less at
+// most the few the test took since it backdated rows (never the window).
+func wantRetryAfter(t *testing.T, what string, err error, want int) {
+	t.Helper()
+	var perr *pircan.Error
+	if !errors.As(err, &perr) || perr.Code != pircan.CodeRateLimited {
+		t.Fatalf("%s: %v, want rate_limited", what, err)
+	}
+	if got := perr.RetryAfterSeconds(); got > want || got < want-30 {
+		t.Errorf("%s: retry_after %d s, want about %d", what, got, want)
+	}
 }
