@@ -70,6 +70,7 @@ func newAdmissions(window time.Duration) *admissions {
 
 // Admit counts one request of the caller in its face's window and refuses
 // it (rate_limited, with RetryAfter) over that window's per-minute limit.
+// Not an operation: the door that every operation's request passes first.
 func (s *Service) Admit(ctx context.Context, c Caller) error {
 	limit, window := s.cfg.Limits.perMinute(c.Face)
 	if limit <= 0 || s.counter == nil {

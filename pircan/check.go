@@ -60,6 +60,20 @@ func ArgsOf(args any) []Arg {
 	return out
 }
 
+// SchemaLimits writes the range, default and enum of an argument into its
+// JSON Schema property, as every face's schemas (MCP, Parley) state them.
+func (a Arg) SchemaLimits(p map[string]any) {
+	if a.HasRange {
+		p["minimum"], p["maximum"] = a.Min, a.Max
+	}
+	if a.Default != nil {
+		p["default"] = *a.Default
+	}
+	if len(a.Enum) > 0 {
+		p["enum"] = a.Enum
+	}
+}
+
 // Describe renders one argument for HELP: its name and its limit, as in
 // "limit (1-10)" or "text (200 chars)"; sizes are the face's.
 func (a Arg) Describe(sizes Sizes) string {

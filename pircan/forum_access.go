@@ -169,6 +169,8 @@ func AddressKey(addr string) string {
 
 // ApplyForToken is an application from a client without a token: a new
 // account (parley.<random>) and a read-only token for it.
+// No Caller: the applicant has no account until this makes one; its
+// address (TokenRequestArgs.Address) is all that names it.
 func (s *Service) ApplyForToken(ctx context.Context, a TokenRequestArgs) (Application, error) {
 	if err := checkForumArgs(&a); err != nil {
 		return Application{}, err
@@ -360,6 +362,7 @@ func (s *Service) reviewer(ctx context.Context, c Caller) (ForumActor, error) {
 
 // OwnerMayReview reports whether an owner's account holds grant (the
 // portal shows it the applications then).
+// Not an operation: a question the portal asks to lay out a page.
 func (s *Service) OwnerMayReview(ctx context.Context, c Caller) bool {
 	_, err := s.reviewer(ctx, c)
 	return err == nil

@@ -436,30 +436,51 @@ func (s *Service) AttestClaim(ctx context.Context, c Caller, a AttestArgs) (Clai
 	return cl, err
 }
 
+// LimitArgs bound a human's short list (the portal's newest claims, the
+// pending proposals).
+type LimitArgs struct {
+	Limit *int `json:"limit" check:"range=1-100,default=100"`
+}
+
+// OwnerClaimsResult are an owner's newest claims.
+type OwnerClaimsResult struct {
+	Claims []Claim
+}
+
 // OwnerClaims are the newest claims of a (verified) owner's agents, for
 // the portal.
-func (s *Service) OwnerClaims(ctx context.Context, c Caller, limit int) ([]Claim, error) {
+func (s *Service) OwnerClaims(ctx context.Context, c Caller, a LimitArgs) (OwnerClaimsResult, error) {
 	if c.Kind != KindOwner {
-		return nil, errHumanOnly
+		return OwnerClaimsResult{}, errHumanOnly
+	}
+	if err := checkForumArgs(&a); err != nil {
+		return OwnerClaimsResult{}, err
 	}
 	if _, err := s.forumActor(ctx, c, nil, ""); err != nil {
-		return nil, err
+		return OwnerClaimsResult{}, err
 	}
-	if limit <= 0 || limit > MaxForumPage {
-		limit = MaxForumPage
-	}
-	return s.store.OwnerClaims(ctx, c.Account, limit)
+	claims, err := s.store.OwnerClaims(ctx, c.Account, *a.Limit)
+	return OwnerClaimsResult{Claims: claims}, err
+}
+
+// SealArgs are a human's sealed verdict on a claim.
+type SealArgs struct {
+	ID      *Key    `json:"id" check:"required"`
+	Verdict *string `json:"verdict" check:"required"`
 }
 
 // SealClaim is a human's sealed verdict (the portal's and the CLI's seal):
 // supports or refutes.
-func (s *Service) SealClaim(ctx context.Context, c Caller, claim Key, verdict string) (Claim, error) {
+func (s *Service) SealClaim(ctx context.Context, c Caller, a SealArgs) (Claim, error) {
 	if !c.Human() {
 		return Claim{}, errHumanOnly
 	}
-	if verdict != VerdictSupports && verdict != VerdictRefutes {
+	if err := checkForumArgs(&a); err != nil {
+		return Claim{}, err
+	}
+	if *a.Verdict != VerdictSupports && *a.Verdict != VerdictRefutes {
 		return Claim{}, invalidBody("verdict", RuleEnum, `A seal is "supports" or "refutes".`)
 	}
 	t := true
-	return s.AttestClaim(ctx, c, AttestArgs{ID: &claim, Verdict: &verdict, Seal: &t})
+	return s.AttestClaim(ctx, c, AttestArgs{ID: a.ID, Verdict: a.Verdict, Seal: &t})
 }

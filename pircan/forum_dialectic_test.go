@@ -97,7 +97,7 @@ func TestClaimsProofOverVotes(t *testing.T) {
 		t.Fatalf("sealed refutation: %s", cl.State)
 	}
 	// Whatever the support: a human's sealed support, bob again.
-	cl, err = svc.SealClaim(ctx, ops, pircan.Key(pircan.ClaimKey(c1)), "supports")
+	cl, err = svc.SealClaim(ctx, ops, sealArgs(c1, "supports"))
 	must(t, err)
 	if cl.State != pircan.ClaimRefuted {
 		t.Fatalf("support after a sealed refutation: %s", cl.State)
@@ -243,7 +243,7 @@ func TestClaimsRefusals(t *testing.T) {
 	wantErr(t, "unknown verdict", err, pircan.CodeInvalidBody, "verdict")
 	_, err = svc.AttestClaim(ctx, readOnly, attestArgs(c1, "supports"))
 	wantErr(t, "read-only attests", err, pircan.CodeTokenReadOnly, "")
-	_, err = svc.SealClaim(ctx, bob, pircan.Key(pircan.ClaimKey(c1)), "supports")
+	_, err = svc.SealClaim(ctx, bob, sealArgs(c1, "supports"))
 	wantErr(t, "an agent's human seal", err, pircan.CodeUserSessionRequired, "")
 	_, err = svc.ThreadClaims(ctx, bob, pircan.ThreadClaimsArgs{ID: kp("th_999999999")})
 	wantErr(t, "claims of no thread", err, pircan.CodeThreadNotFound, "")
@@ -310,4 +310,10 @@ func TestClaimsRacing(t *testing.T) {
 			t.Fatalf("%s: %d history rows (want %d), current by %v", pircan.ClaimKey(id), len(cl.History), want, per)
 		}
 	}
+}
+
+// sealArgs are a human's seal of claim id.
+func sealArgs(id int64, verdict string) pircan.SealArgs {
+	k := pircan.Key(pircan.ClaimKey(id))
+	return pircan.SealArgs{ID: &k, Verdict: &verdict}
 }

@@ -154,21 +154,27 @@ func (s *Service) mark(ctx context.Context, c Caller, a ThreadMarkArgs, need str
 // PendingProposals are the threads with a pending proposal that a human
 // may confirm: an owner's, those opened by its agents' accounts; an
 // operator's, all of them.
-func (s *Service) PendingProposals(ctx context.Context, c Caller, limit int) ([]Thread, error) {
+func (s *Service) PendingProposals(ctx context.Context, c Caller, a LimitArgs) (PendingResult, error) {
 	if !c.Human() {
-		return nil, errHumanOnly
+		return PendingResult{}, errHumanOnly
 	}
-	if limit <= 0 || limit > MaxForumPage {
-		limit = MaxForumPage
+	if err := checkForumArgs(&a); err != nil {
+		return PendingResult{}, err
 	}
 	owner := ""
 	if c.Kind == KindOwner {
 		if _, err := s.forumActor(ctx, c, nil, ""); err != nil {
-			return nil, err
+			return PendingResult{}, err
 		}
 		owner = c.Account
 	}
-	return s.store.PendingProposals(ctx, owner, limit)
+	threads, err := s.store.PendingProposals(ctx, owner, *a.Limit)
+	return PendingResult{Threads: threads}, err
+}
+
+// PendingResult are the threads with a proposal a human may confirm.
+type PendingResult struct {
+	Threads []Thread
 }
 
 // ForumInbox lists the threads where the caller (with extension: that

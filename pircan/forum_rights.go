@@ -102,6 +102,7 @@ func (s *Service) accountRights(ctx context.Context, account string, hasAgent bo
 
 // CallerRights are the rights a caller holds in the forum: its account's,
 // narrowed by its token's. Humans need none (their authority is their own).
+// Not an operation: the caller's own lookup (the manifest's rights line).
 func (s *Service) CallerRights(ctx context.Context, c Caller) ([]string, error) {
 	if c.Account == "" || c.Human() {
 		return []string{}, nil
@@ -195,31 +196,44 @@ type RightsArgs struct {
 	Revoke  []string
 }
 
+// AccountArgs name an account (an operator's view of it).
+type AccountArgs struct {
+	Account *string `json:"account" check:"required,account"`
+}
+
+// AccountRights are an account's rights; Explicit says an operator set
+// them.
+type AccountRights struct {
+	Rights   []string
+	Explicit bool
+}
+
 // ForumAccountRights are an account's rights as an operator sees them
-// (pircan forum rights <account>): explicit says an operator set them.
-func (s *Service) ForumAccountRights(ctx context.Context, c Caller, account string) (rights []string, explicit bool, err error) {
+// (pircan forum rights <account>).
+func (s *Service) ForumAccountRights(ctx context.Context, c Caller, a AccountArgs) (AccountRights, error) {
 	if c.Kind != KindOperator {
-		return nil, false, errHumanOnly
+		return AccountRights{}, errHumanOnly
 	}
-	if err := CheckAccountName("account", account); err != nil {
-		return nil, false, err
+	if err := checkArgs(&a, c.Sizes); err != nil {
+		return AccountRights{}, err
 	}
+	account := *a.Account
 	set, err := s.store.ForumAccountRights(ctx, account)
 	if err != nil || set != nil {
-		return normalRights(set), set != nil, err
+		return AccountRights{Rights: normalRights(set), Explicit: set != nil}, err
 	}
 	_, aerr := s.store.AgentByAccount(ctx, account)
 	if aerr != nil && aerr != ErrNotFound {
-		return nil, false, aerr
+		return AccountRights{}, aerr
 	}
 	r, err := s.accountRights(ctx, account, aerr == nil)
-	return r, false, err
+	return AccountRights{Rights: r}, err
 }
 
 // SetForumRights grants and revokes rights of an account (an operator's):
 // from its current rights, the grants added, the revocations removed.
 func (s *Service) SetForumRights(ctx context.Context, c Caller, a RightsArgs) ([]string, error) {
-	cur, _, err := s.ForumAccountRights(ctx, c, a.Account)
+	cur, err := s.ForumAccountRights(ctx, c, AccountArgs{Account: &a.Account})
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +243,7 @@ func (s *Service) SetForumRights(ctx context.Context, c Caller, a RightsArgs) ([
 	if err := checkRightNames("revoke", a.Revoke, false); err != nil {
 		return nil, err
 	}
-	next := slices.DeleteFunc(append(slices.Clone(cur), a.Grant...), func(r string) bool {
+	next := slices.DeleteFunc(append(slices.Clone(cur.Rights), a.Grant...), func(r string) bool {
 		return r == RightRead || slices.Contains(a.Revoke, r)
 	})
 	next = normalRights(next)

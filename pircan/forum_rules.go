@@ -131,15 +131,24 @@ func messageRule(a ForumActor, kind string, to *Line) func(v ThreadView, parent 
 	}
 }
 
+// mayMove is what a move by authority checks first: a confirmed closed
+// thread refuses it, and the caller holds authority on the thread.
+func mayMove(a ForumActor, v ThreadView) error {
+	if v.Locked() {
+		return errThreadClosed
+	}
+	if !hasAuthority(a, v) {
+		return errAuthority
+	}
+	return nil
+}
+
 // closeRule closes a thread (authority): from open, answered or decided;
 // a pending proposed close is confirmed by a human or lock holder.
 func closeRule(a ForumActor) func(ThreadView) (Change, error) {
 	return func(v ThreadView) (Change, error) {
-		if v.Locked() {
-			return Change{}, errThreadClosed
-		}
-		if !hasAuthority(a, v) {
-			return Change{}, errAuthority
+		if err := mayMove(a, v); err != nil {
+			return Change{}, err
 		}
 		shown := v.Shown()
 		if forward(shown) < 0 || (shown == StateClosed && !confirms(a)) {
@@ -169,11 +178,8 @@ func reopenRule(a ForumActor) func(ThreadView) (Change, error) {
 // sideRule sets a side state (authority) from open, answered or decided.
 func sideRule(a ForumActor, state string) func(ThreadView) (Change, error) {
 	return func(v ThreadView) (Change, error) {
-		if v.Locked() {
-			return Change{}, errThreadClosed
-		}
-		if !hasAuthority(a, v) {
-			return Change{}, errAuthority
+		if err := mayMove(a, v); err != nil {
+			return Change{}, err
 		}
 		shown := v.Shown()
 		if f := forward(shown); f < 0 || f > forward(StateDecided) {

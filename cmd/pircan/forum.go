@@ -77,11 +77,11 @@ func runForum(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
 			if *grant == "" && *revoke == "" {
-				rights, explicit, err := core.ForumAccountRights(ctx, op, pos[0])
+				r, err := core.ForumAccountRights(ctx, op, pircan.AccountArgs{Account: &pos[0]})
 				if err != nil {
 					return err
 				}
-				return printRights(out, pos[0], rights, explicit)
+				return printRights(out, pos[0], r.Rights, r.Explicit)
 			}
 			rights, err := core.SetForumRights(ctx, op, pircan.RightsArgs{Account: pos[0], Grant: splitList(*grant), Revoke: splitList(*revoke)})
 			if err != nil {

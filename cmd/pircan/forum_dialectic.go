@@ -26,7 +26,7 @@ func runForumSeal(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
-		cl, err := core.SealClaim(ctx, op, pircan.Key(pos[0]), pos[1])
+		cl, err := core.SealClaim(ctx, op, pircan.SealArgs{ID: ptr(pircan.Key(pos[0])), Verdict: &pos[1]})
 		return done(out, err, "ok: %s sealed %s by you; the claim is %s\n", pircan.ClaimKey(cl.ID), pos[1], cl.State)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/creatimus/pircan/internal/httpjson"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -122,12 +123,8 @@ func refusalOf(e *pircan.Error) *rpcError {
 	return out
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+// writeJSON answers status with v as JSON (httpjson.Write).
+func writeJSON(w http.ResponseWriter, status int, v any) { httpjson.Write(w, status, v) }
 
 func nullID(id json.RawMessage) json.RawMessage {
 	if len(id) == 0 {

@@ -74,15 +74,7 @@ func propertySchema(a pircan.Arg, t reflect.Type) map[string]any {
 			p["description"] = `"" clears it.`
 		}
 	}
-	if a.HasRange {
-		p["minimum"], p["maximum"] = a.Min, a.Max
-	}
-	if a.Default != nil {
-		p["default"] = *a.Default
-	}
-	if len(a.Enum) > 0 {
-		p["enum"] = a.Enum
-	}
+	a.SchemaLimits(p)
 	return p
 }
 

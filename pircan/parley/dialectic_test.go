@@ -81,7 +81,8 @@ func TestDialecticOverMCP(t *testing.T) {
 	if cl := ok(t, "support after", out[0]); cl["state"] != "refuted" {
 		t.Fatalf("support after the sealed refutation: %v", cl)
 	}
-	_, err = e.svc.SealClaim(ctx, pircan.OperatorCaller("operator:ops"), pircan.Key(c1), "supports")
+	k1 := pircan.Key(c1)
+	_, err = e.svc.SealClaim(ctx, pircan.OperatorCaller("operator:ops"), pircan.SealArgs{ID: &k1, Verdict: strp("supports")})
 	must(t, err)
 
 	// alice refines c2: superseded; attesting it is claim_superseded.

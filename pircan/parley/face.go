@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/internal/callmetrics"
+	"github.com/creatimus/pircan/internal/httpjson"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -179,13 +180,8 @@ func (f *Face) asError(err error, what string) *pircan.Error {
 	return e
 }
 
-// writeJSON answers status with v as JSON.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+// writeJSON answers status with v as JSON (httpjson.Write).
+func writeJSON(w http.ResponseWriter, status int, v any) { httpjson.Write(w, status, v) }
 
 // writeRefusal answers a refusal with its reason's status.
 func (f *Face) writeRefusal(w http.ResponseWriter, e *pircan.Error) {

@@ -221,12 +221,9 @@ func (f *Face) catalog() []operation {
 			if err := pircan.DecodeForumArgs(obj, &a); err != nil {
 				return nil, err
 			}
-			if a.Key == nil {
-				return nil, invalidBody("key", pircan.RuleRequired, `"key" is required.`)
-			}
-			o := f.lookup(*a.Key)
-			if o == nil {
-				return nil, pircan.Errorf(pircan.CodeOperationNotFound, "No operation %q; see list_api_operations.", *a.Key)
+			o, err := f.operationOf(a.Key)
+			if err != nil {
+				return nil, err
 			}
 			params := map[string]json.RawMessage{}
 			if a.Params != nil {
@@ -242,12 +239,17 @@ func (f *Face) keyed(obj map[string]json.RawMessage) (*operation, error) {
 	if err := pircan.DecodeForumArgs(obj, &a); err != nil {
 		return nil, err
 	}
-	if a.Key == nil {
+	return f.operationOf(a.Key)
+}
+
+// operationOf is the operation a call names by its key.
+func (f *Face) operationOf(key *string) (*operation, error) {
+	if key == nil {
 		return nil, invalidBody("key", pircan.RuleRequired, `"key" is required.`)
 	}
-	o := f.lookup(*a.Key)
+	o := f.lookup(*key)
 	if o == nil {
-		return nil, pircan.Errorf(pircan.CodeOperationNotFound, "No operation %q; see list_api_operations.", *a.Key)
+		return nil, pircan.Errorf(pircan.CodeOperationNotFound, "No operation %q; see list_api_operations.", *key)
 	}
 	return o, nil
 }

@@ -101,15 +101,7 @@ func propertySchema(name string, a pircan.Arg, t reflect.Type) map[string]any {
 		p["maxLength"] = a.Text
 		p["minLength"] = 1
 	}
-	if a.HasRange {
-		p["minimum"], p["maximum"] = a.Min, a.Max
-	}
-	if a.Default != nil {
-		p["default"] = *a.Default
-	}
-	if len(a.Enum) > 0 {
-		p["enum"] = a.Enum
-	}
+	a.SchemaLimits(p)
 	for k, v := range fieldLimits[name] {
 		p[k] = v
 	}

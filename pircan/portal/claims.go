@@ -51,14 +51,14 @@ func (h *Handler) forumClaims(w http.ResponseWriter, r *http.Request, s pircan.P
 		return
 	}
 	var d claimsData
-	claims, err := h.core.OwnerClaims(r.Context(), c, claimsShown)
+	claims, err := h.core.OwnerClaims(r.Context(), c, pircan.LimitArgs{Limit: ptr(claimsShown)})
 	if perr := pircan.AsError(err); err != nil && perr.Code == pircan.CodeForbidden {
 		d.Unverified = perr.Message
 	} else if err != nil {
 		h.actionError(w, err)
 		return
 	}
-	for _, cl := range claims {
+	for _, cl := range claims.Claims {
 		row := claimRow{Key: pircan.ClaimKey(cl.ID), Thread: pircan.ThreadKey(cl.ThreadID), Statement: cl.Statement,
 			Author: h.lineName(cl.Author), State: cl.State, Evidence: cl.Evidence, At: cl.CreatedAt}
 		if cl.SupersededBy != 0 {
@@ -96,8 +96,8 @@ var claimsFlashes = map[string]string{
 
 // forumSeal is a seal's form: the claim and the verdict.
 func (h *Handler) forumSeal(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	verdict := r.PostForm.Get("verdict")
-	if _, err := h.core.SealClaim(r.Context(), pircan.OwnerCaller(s), pircan.Key(r.PostForm.Get("claim")), verdict); err != nil {
+	claim, verdict := pircan.Key(r.PostForm.Get("claim")), r.PostForm.Get("verdict")
+	if _, err := h.core.SealClaim(r.Context(), pircan.OwnerCaller(s), pircan.SealArgs{ID: &claim, Verdict: &verdict}); err != nil {
 		return "", err
 	}
 	return "/owner/forum/claims?done=sealed", nil
