@@ -69,26 +69,15 @@ func (s *Store) TokenRequest(ctx context.Context, id int64) (pircan.TokenRequest
 
 // TokenRequests implements pircan.AccessStore.
 func (s *Store) TokenRequests(ctx context.Context, account, state string, limit, offset int) ([]pircan.TokenRequest, int, error) {
-	var out []pircan.TokenRequest
-	total := 0
-	folded := ""
-	if account != "" {
-		folded = foldAccount(account)
-	}
-	// An optional filter: planned per call (not a generic plan).
-	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
-		rows, err := q.ListTokenRequests(ctx, db.ListTokenRequestsParams{AccountFolded: folded, State: state,
+	return readPlannedPage(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.ListTokenRequestsRow, error) {
+		return q.ListTokenRequests(ctx, db.ListTokenRequestsParams{AccountFolded: foldedOrAll(account), State: state,
 			Lim: int32(limit), Off: int32(offset)})
-		for _, r := range rows {
-			out = append(out, toTokenRequest(db.ForumTokenRequest{ID: r.ID, Account: r.Account, AccountFolded: r.AccountFolded,
-				TokenID: r.TokenID, Label: r.Label, Purpose: r.Purpose, Model: r.Model, Client: r.Client, Provider: r.Provider,
-				Contact: r.Contact, Address: r.Address, State: r.State, Reason: r.Reason, Rights: r.Rights, Reviewer: r.Reviewer,
-				DecidedAt: r.DecidedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}))
-			total = int(r.Total)
-		}
-		return err
+	}, func(r db.ListTokenRequestsRow) (pircan.TokenRequest, int64) {
+		return toTokenRequest(db.ForumTokenRequest{ID: r.ID, Account: r.Account, AccountFolded: r.AccountFolded,
+			TokenID: r.TokenID, Label: r.Label, Purpose: r.Purpose, Model: r.Model, Client: r.Client, Provider: r.Provider,
+			Contact: r.Contact, Address: r.Address, State: r.State, Reason: r.Reason, Rights: r.Rights, Reviewer: r.Reviewer,
+			DecidedAt: r.DecidedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}), r.Total
 	})
-	return out, total, err
 }
 
 // ChangeTokenRequest implements pircan.AccessStore: an upgrade sets the
@@ -161,24 +150,14 @@ func (s *Store) AddFeature(ctx context.Context, actor pircan.ForumActor, f pirca
 
 // Features implements pircan.FeatureStore.
 func (s *Store) Features(ctx context.Context, account, status string, limit, offset int) ([]pircan.Feature, int, error) {
-	var out []pircan.Feature
-	total := 0
-	folded := ""
-	if account != "" {
-		folded = foldAccount(account)
-	}
-	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
-		rows, err := q.ListForumFeatures(ctx, db.ListForumFeaturesParams{AuthorFolded: folded, Status: status,
+	return readPlannedPage(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.ListForumFeaturesRow, error) {
+		return q.ListForumFeatures(ctx, db.ListForumFeaturesParams{AuthorFolded: foldedOrAll(account), Status: status,
 			Lim: int32(limit), Off: int32(offset)})
-		for _, r := range rows {
-			out = append(out, toFeature(db.ForumFeature{ID: r.ID, Title: r.Title, Body: r.Body, AuthorAccount: r.AuthorAccount,
-				AuthorFolded: r.AuthorFolded, AuthorExt: r.AuthorExt, Status: r.Status, Note: r.Note, DecidedBy: r.DecidedBy,
-				CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}))
-			total = int(r.Total)
-		}
-		return err
+	}, func(r db.ListForumFeaturesRow) (pircan.Feature, int64) {
+		return toFeature(db.ForumFeature{ID: r.ID, Title: r.Title, Body: r.Body, AuthorAccount: r.AuthorAccount,
+			AuthorFolded: r.AuthorFolded, AuthorExt: r.AuthorExt, Status: r.Status, Note: r.Note, DecidedBy: r.DecidedBy,
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}), r.Total
 	})
-	return out, total, err
 }
 
 // SetFeatureStatus implements pircan.FeatureStore.

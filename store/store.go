@@ -214,6 +214,32 @@ func (s *Store) listenConn(ctx context.Context, channel string) (*pgx.Conn, erro
 	return conn, nil
 }
 
+// readPlannedPage is readRows for a page of a list with optional filters:
+// planned per call (not a generic plan), each row carrying the total of
+// the whole list.
+func readPlannedPage[R, T any](ctx context.Context, s *Store, query func(ctx context.Context, q *db.Queries) ([]R, error), conv func(R) (T, int64)) ([]T, int, error) {
+	var out []T
+	total := 0
+	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
+		rows, err := query(ctx, q)
+		for _, r := range rows {
+			t, n := conv(r)
+			out = append(out, t)
+			total = int(n)
+		}
+		return err
+	})
+	return out, total, err
+}
+
+// foldedOrAll is an optional account filter: folded, or "" for all.
+func foldedOrAll(account string) string {
+	if account == "" {
+		return ""
+	}
+	return foldAccount(account)
+}
+
 // readRows is a list read: the rows one query returns, each turned into
 // the core's type, in one read.
 func readRows[R, T any](ctx context.Context, s *Store, query func(ctx context.Context, q *db.Queries) ([]R, error), conv func(R) T) ([]T, error) {

@@ -187,13 +187,19 @@ func subcommand(group string, args []string, out io.Writer, subs ...string) (str
 }
 
 // nestedSubcommand is subcommand for a group within a group (`pircan forum
-// boards`): its --help lists its subcommands' flags itself, as the one flag
-// section the outer group's --help shows.
-func nestedSubcommand(ctx context.Context, group string, args []string, out io.Writer, run runner, subs ...string) (string, []string, error) {
+// boards`), with the subcommand's common flags writing to out: the group's
+// --help lists its subcommands' flags itself, as the one flag section the
+// outer group's --help shows.
+func nestedSubcommand(ctx context.Context, group string, args []string, out io.Writer, run runner, subs ...string) (string, *common, []string, error) {
 	sub, args, err := subcommand(group, args, out, subs...)
 	var gh *groupHelp
+	if err == nil {
+		c := newCommon(group + " " + sub)
+		c.out = out
+		return sub, c, args, nil
+	}
 	if !errors.As(err, &gh) {
-		return sub, args, err
+		return "", nil, nil, err
 	}
 	fmt.Fprint(out, "\nflags:\n")
 	for _, s := range gh.subs {
@@ -201,7 +207,7 @@ func nestedSubcommand(ctx context.Context, group string, args []string, out io.W
 			fmt.Fprint(out, flags)
 		}
 	}
-	return "", nil, helpShown
+	return "", nil, nil, helpShown
 }
 
 // subFlags is the flag section of a subcommand's --help, as its group's

@@ -103,13 +103,11 @@ func runForum(ctx context.Context, args []string, out io.Writer) error {
 
 // runForumBoards is `pircan forum boards add|list`.
 func runForumBoards(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := nestedSubcommand(ctx, "forum boards", args, out, runForumBoards, "add", "list")
+	sub, c, args, err := nestedSubcommand(ctx, "forum boards", args, out, runForumBoards, "add", "list")
 	if err != nil {
 		return err
 	}
-	name := "forum boards " + sub
-	c := newCommon(name)
-	c.out = out
+	name := c.name
 	var title, description *string
 	var offset *int
 	if sub == "add" {

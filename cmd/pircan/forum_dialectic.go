@@ -33,13 +33,11 @@ func runForumSeal(ctx context.Context, args []string, out io.Writer) error {
 
 // runForumRequests is `pircan forum requests list|review`.
 func runForumRequests(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := nestedSubcommand(ctx, "forum requests", args, out, runForumRequests, "list", "review")
+	sub, c, args, err := nestedSubcommand(ctx, "forum requests", args, out, runForumRequests, "list", "review")
 	if err != nil {
 		return err
 	}
-	name := "forum requests " + sub
-	c := newCommon(name)
-	c.out = out
+	name := c.name
 	var state, reason *string
 	var offset *int
 	var lock *bool
