@@ -39,7 +39,7 @@ func verifiedOwner(t *testing.T, svc *pircan.Service, c pircan.Caller, name stri
 	must(t, err)
 	s.Account = owner
 	oc := pircan.OwnerCaller(s)
-	must(t, svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: sp(c.Agent.ID), Decision: sp("confirm")}))
+	must(t, errOf(svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: sp(c.Agent.ID), Decision: sp("confirm")})))
 	_, err = shared.VerifyOwner(ctx, pircan.Actor{Account: "ops"}, owner, name)
 	must(t, err)
 	return oc

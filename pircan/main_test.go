@@ -114,6 +114,9 @@ func wantErr(t *testing.T, what string, err error, code pircan.Code, field strin
 	}
 }
 
+// errOf is the error of an operation whose result a test does not need.
+func errOf[R any](_ R, err error) error { return err }
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {

@@ -150,7 +150,7 @@ func TestOwner(t *testing.T) {
 	must(t, err)
 	s.Account = owner
 	oc := pircan.OwnerCaller(s)
-	must(t, svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: sp(a.Agent.ID), Decision: sp("confirm")}))
+	must(t, errOf(svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: sp(a.Agent.ID), Decision: sp("confirm")})))
 	if r, err := svc.Owner(ctx, a, pircan.OwnerArgs{}); err != nil || r.Binding == nil || r.Binding.Status != pircan.BindingConfirmed {
 		t.Fatalf("confirmed: %+v %v", r, err)
 	}
@@ -167,17 +167,17 @@ func TestOwner(t *testing.T) {
 		code  pircan.Code
 		field string
 	}{
-		{"policy, bad id", svc.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: sp("x"), Args: pircan.PolicyArgs{Policy: sp(pircan.PolicyDeny)}}), pircan.CodeInvalidArgument, "agent_id"},
-		{"policy, none", svc.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: sp(a.Agent.ID), Args: pircan.PolicyArgs{}}), pircan.CodeInvalidArgument, "policy"},
-		{"policy, unknown", svc.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: sp(a.Agent.ID), Args: pircan.PolicyArgs{Policy: sp("yes")}}), pircan.CodeInvalidArgument, "policy"},
-		{"policy, not owned", svc.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: sp(stranger.Agent.ID), Args: pircan.PolicyArgs{Policy: sp(pircan.PolicyDeny)}}), pircan.CodeNotFound, ""},
-		{"revoke, bad id", svc.OwnerRevoke(ctx, oc, pircan.ForAgent[pircan.RevokeArgs]{AgentID: sp(a.Agent.ID), Args: pircan.RevokeArgs{AgreementID: sp("x")}}), pircan.CodeInvalidArgument, "agreement_id"},
-		{"revoke, unknown", svc.OwnerRevoke(ctx, oc, pircan.ForAgent[pircan.RevokeArgs]{AgentID: sp(a.Agent.ID), Args: pircan.RevokeArgs{AgreementID: sp(noID)}}), pircan.CodeNotFound, ""},
-		{"release, bad id", svc.ReleaseAgent(ctx, oc, pircan.AgentArgs{AgentID: sp("x")}), pircan.CodeInvalidArgument, "agent_id"},
-		{"release, not owned", svc.ReleaseAgent(ctx, oc, pircan.AgentArgs{AgentID: sp(stranger.Agent.ID)}), pircan.CodeNotFound, ""},
-		{"end session, bad id", svc.EndSession(ctx, oc, pircan.SessionArgs{SessionID: sp("x")}), pircan.CodeInvalidArgument, "session_id"},
-		{"binding, bad id", svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: sp("x"), Decision: sp("confirm")}), pircan.CodeInvalidArgument, "agent_id"},
-		{"binding, not named", svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: sp(stranger.Agent.ID), Decision: sp("confirm")}), pircan.CodeNotFound, ""},
+		{"policy, bad id", errOf(svc.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: sp("x"), Args: pircan.PolicyArgs{Policy: sp(pircan.PolicyDeny)}})), pircan.CodeInvalidArgument, "agent_id"},
+		{"policy, none", errOf(svc.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: sp(a.Agent.ID), Args: pircan.PolicyArgs{}})), pircan.CodeInvalidArgument, "policy"},
+		{"policy, unknown", errOf(svc.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: sp(a.Agent.ID), Args: pircan.PolicyArgs{Policy: sp("yes")}})), pircan.CodeInvalidArgument, "policy"},
+		{"policy, not owned", errOf(svc.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: sp(stranger.Agent.ID), Args: pircan.PolicyArgs{Policy: sp(pircan.PolicyDeny)}})), pircan.CodeNotFound, ""},
+		{"revoke, bad id", errOf(svc.OwnerRevoke(ctx, oc, pircan.ForAgent[pircan.RevokeArgs]{AgentID: sp(a.Agent.ID), Args: pircan.RevokeArgs{AgreementID: sp("x")}})), pircan.CodeInvalidArgument, "agreement_id"},
+		{"revoke, unknown", errOf(svc.OwnerRevoke(ctx, oc, pircan.ForAgent[pircan.RevokeArgs]{AgentID: sp(a.Agent.ID), Args: pircan.RevokeArgs{AgreementID: sp(noID)}})), pircan.CodeNotFound, ""},
+		{"release, bad id", errOf(svc.ReleaseAgent(ctx, oc, pircan.AgentArgs{AgentID: sp("x")})), pircan.CodeInvalidArgument, "agent_id"},
+		{"release, not owned", errOf(svc.ReleaseAgent(ctx, oc, pircan.AgentArgs{AgentID: sp(stranger.Agent.ID)})), pircan.CodeNotFound, ""},
+		{"end session, bad id", errOf(svc.EndSession(ctx, oc, pircan.SessionArgs{SessionID: sp("x")})), pircan.CodeInvalidArgument, "session_id"},
+		{"binding, bad id", errOf(svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: sp("x"), Decision: sp("confirm")})), pircan.CodeInvalidArgument, "agent_id"},
+		{"binding, not named", errOf(svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: sp(stranger.Agent.ID), Decision: sp("confirm")})), pircan.CodeNotFound, ""},
 		{"accept, bad request", func() error {
 			_, err := svc.OwnerAccept(ctx, oc, pircan.ForAgent[pircan.DecideArgs]{AgentID: sp(a.Agent.ID), Args: pircan.DecideArgs{RequestID: sp("x")}})
 			return err
@@ -191,7 +191,7 @@ func TestOwner(t *testing.T) {
 	}
 
 	// The owner sets owner-decides and decides a request, never granting more.
-	must(t, svc.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: sp(a.Agent.ID), Args: pircan.PolicyArgs{Policy: sp(pircan.PolicyOwnerDecides)}}))
+	must(t, errOf(svc.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: sp(a.Agent.ID), Args: pircan.PolicyArgs{Policy: sp(pircan.PolicyOwnerDecides)}})))
 	if p, _ := svc.Policy(ctx, a, pircan.PolicyArgs{}); p.Policy != pircan.PolicyOwnerDecides || !p.Locked {
 		t.Fatalf("owner's policy: %+v", p)
 	}
@@ -213,6 +213,6 @@ func TestOwner(t *testing.T) {
 	if err != nil || d.Status != "accepted" || !pircan.ValidID(d.AgreementID) {
 		t.Fatalf("owner ACCEPT: %+v %v", d, err)
 	}
-	must(t, svc.OwnerRevoke(ctx, oc, pircan.ForAgent[pircan.RevokeArgs]{AgentID: sp(a.Agent.ID), Args: pircan.RevokeArgs{AgreementID: &d.AgreementID}}))
-	wantErr(t, "second owner revoke", svc.OwnerRevoke(ctx, oc, pircan.ForAgent[pircan.RevokeArgs]{AgentID: sp(a.Agent.ID), Args: pircan.RevokeArgs{AgreementID: &d.AgreementID}}), pircan.CodeNotActive, "")
+	must(t, errOf(svc.OwnerRevoke(ctx, oc, pircan.ForAgent[pircan.RevokeArgs]{AgentID: sp(a.Agent.ID), Args: pircan.RevokeArgs{AgreementID: &d.AgreementID}})))
+	wantErr(t, "second owner revoke", errOf(svc.OwnerRevoke(ctx, oc, pircan.ForAgent[pircan.RevokeArgs]{AgentID: sp(a.Agent.ID), Args: pircan.RevokeArgs{AgreementID: &d.AgreementID}})), pircan.CodeNotActive, "")
 }

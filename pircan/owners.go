@@ -166,14 +166,17 @@ func owning[A any](c Caller, a *ForAgent[A]) *Error {
 }
 
 // OwnerSetPolicy sets an owned agent's policy.
-func (s *Service) OwnerSetPolicy(ctx context.Context, c Caller, a ForAgent[PolicyArgs]) error {
+func (s *Service) OwnerSetPolicy(ctx context.Context, c Caller, a ForAgent[PolicyArgs]) (PolicyResult, error) {
 	if err := owning(c, &a); err != nil {
-		return err
+		return PolicyResult{}, err
 	}
 	if a.Args.Policy == nil {
-		return FieldError(CodeInvalidArgument, "policy", "%q is required.", "policy")
+		return PolicyResult{}, FieldError(CodeInvalidArgument, "policy", "%q is required.", "policy")
 	}
-	return ruleErrors(s.store.OwnerSetPolicy(ctx, c.Account, c.Session, *a.AgentID, *a.Args.Policy), ownerErrors)
+	if err := ruleErrors(s.store.OwnerSetPolicy(ctx, c.Account, c.Session, *a.AgentID, *a.Args.Policy), ownerErrors); err != nil {
+		return PolicyResult{}, err
+	}
+	return PolicyResult{Policy: *a.Args.Policy, Locked: *a.Args.Policy == PolicyOwnerDecides}, nil
 }
 
 // OwnerAccept accepts a request to an owned agent, under the same rules as
@@ -199,12 +202,18 @@ func (s *Service) ownerDecide(ctx context.Context, c Caller, kind string, a ForA
 	return decided(d, res, err, ownerErrors)
 }
 
+// OwnerRevokeResult names the agreement an owner ended.
+type OwnerRevokeResult struct {
+	AgreementID string
+}
+
 // OwnerRevoke ends an owned agent's agreement.
-func (s *Service) OwnerRevoke(ctx context.Context, c Caller, a ForAgent[RevokeArgs]) error {
+func (s *Service) OwnerRevoke(ctx context.Context, c Caller, a ForAgent[RevokeArgs]) (OwnerRevokeResult, error) {
 	if err := owning(c, &a); err != nil {
-		return err
+		return OwnerRevokeResult{}, err
 	}
-	return ruleErrors(s.store.OwnerRevoke(ctx, c.Account, c.Session, *a.AgentID, *a.Args.AgreementID), ownerErrors)
+	err := ruleErrors(s.store.OwnerRevoke(ctx, c.Account, c.Session, *a.AgentID, *a.Args.AgreementID), ownerErrors)
+	return done(OwnerRevokeResult{AgreementID: *a.Args.AgreementID}, err)
 }
 
 // BindingArgs confirm or decline the caller as an agent's owner.
@@ -213,20 +222,34 @@ type BindingArgs struct {
 	Decision *string `json:"decision" check:"required,enum=confirm|decline"`
 }
 
+// BindingResult is the caller's decision on an agent's binding.
+type BindingResult struct {
+	AgentID   string
+	Confirmed bool // false: declined
+}
+
 // DecideBinding confirms (or declines) the caller as an agent's owner.
-func (s *Service) DecideBinding(ctx context.Context, c Caller, a BindingArgs) error {
+func (s *Service) DecideBinding(ctx context.Context, c Caller, a BindingArgs) (BindingResult, error) {
 	if err := checkArgs(&a, c.Sizes); err != nil {
-		return err
+		return BindingResult{}, err
 	}
-	return ruleErrors(s.store.DecideBinding(ctx, c.Account, c.Session, *a.AgentID, *a.Decision == "confirm"), ownerErrors)
+	confirm := *a.Decision == "confirm"
+	err := ruleErrors(s.store.DecideBinding(ctx, c.Account, c.Session, *a.AgentID, confirm), ownerErrors)
+	return done(BindingResult{AgentID: *a.AgentID, Confirmed: confirm}, err)
+}
+
+// ReleaseResult names the agent the caller no longer owns.
+type ReleaseResult struct {
+	AgentID string
 }
 
 // ReleaseAgent ends the caller's ownership of an agent.
-func (s *Service) ReleaseAgent(ctx context.Context, c Caller, a AgentArgs) error {
+func (s *Service) ReleaseAgent(ctx context.Context, c Caller, a AgentArgs) (ReleaseResult, error) {
 	if err := checkArgs(&a, c.Sizes); err != nil {
-		return err
+		return ReleaseResult{}, err
 	}
-	return ruleErrors(s.store.ReleaseAgent(ctx, c.Account, c.Session, *a.AgentID), ownerErrors)
+	err := ruleErrors(s.store.ReleaseAgent(ctx, c.Account, c.Session, *a.AgentID), ownerErrors)
+	return done(ReleaseResult{AgentID: *a.AgentID}, err)
 }
 
 // SessionArgs name a portal session.
@@ -234,10 +257,25 @@ type SessionArgs struct {
 	SessionID *string `json:"session_id" check:"required,id"`
 }
 
+// EndSessionResult names the portal session ended.
+type EndSessionResult struct {
+	SessionID string
+}
+
 // EndSession ends one portal session of the caller's account.
-func (s *Service) EndSession(ctx context.Context, c Caller, a SessionArgs) error {
+func (s *Service) EndSession(ctx context.Context, c Caller, a SessionArgs) (EndSessionResult, error) {
 	if err := checkArgs(&a, c.Sizes); err != nil {
-		return err
+		return EndSessionResult{}, err
 	}
-	return ruleErrors(s.store.EndPortalSession(ctx, c.Account, c.Session, *a.SessionID), ownerErrors)
+	err := ruleErrors(s.store.EndPortalSession(ctx, c.Account, c.Session, *a.SessionID), ownerErrors)
+	return done(EndSessionResult{SessionID: *a.SessionID}, err)
+}
+
+// done is an owner's change's result, or nothing when it was refused.
+func done[R any](r R, err error) (R, error) {
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return r, nil
 }

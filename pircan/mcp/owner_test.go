@@ -29,11 +29,11 @@ func TestOwnerLockHoldsOverMCP(t *testing.T) {
 		t.Fatalf("owner named: %+v", ob)
 	}
 	oc := signIn(t, e, owner)
-	if err := e.core.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: ptr(h.AgentID), Decision: ptr("confirm")}); err != nil {
+	if _, err := e.core.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: ptr(h.AgentID), Decision: ptr("confirm")}); err != nil {
 		t.Fatal(err)
 	}
 	ownerDecides := pircan.PolicyOwnerDecides
-	if err := e.core.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: ptr(h.AgentID), Args: pircan.PolicyArgs{Policy: &ownerDecides}}); err != nil {
+	if _, err := e.core.OwnerSetPolicy(ctx, oc, pircan.ForAgent[pircan.PolicyArgs]{AgentID: ptr(h.AgentID), Args: pircan.PolicyArgs{Policy: &ownerDecides}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -81,7 +81,7 @@ func TestOwnerLockHoldsOverMCP(t *testing.T) {
 	// The agent's own account signed in to the portal sees it read-only.
 	self := signIn(t, e, account)
 	autoAccept := pircan.PolicyAutoAccept
-	if err := e.core.OwnerSetPolicy(ctx, self, pircan.ForAgent[pircan.PolicyArgs]{AgentID: ptr(h.AgentID), Args: pircan.PolicyArgs{Policy: &autoAccept}}); pircan.AsError(err).Code != pircan.CodeNotAuthorized {
+	if _, err := e.core.OwnerSetPolicy(ctx, self, pircan.ForAgent[pircan.PolicyArgs]{AgentID: ptr(h.AgentID), Args: pircan.PolicyArgs{Policy: &autoAccept}}); pircan.AsError(err).Code != pircan.CodeNotAuthorized {
 		t.Fatalf("the agent's own portal session sets the policy: %v", err)
 	}
 	if _, err := e.core.OwnerAccept(ctx, self, pircan.ForAgent[pircan.DecideArgs]{AgentID: ptr(h.AgentID), Args: pircan.DecideArgs{RequestID: &c.RequestID}}); pircan.AsError(err).Code != pircan.CodeNotAuthorized {

@@ -78,7 +78,7 @@ func verifiedOwner(t *testing.T, e *env, a agentLine, name string) pircan.Caller
 	_, err = shared.VerifyOwner(ctx, pircan.Actor{Account: "operator:test"}, owner, name)
 	must(t, err)
 	oc := pircan.Caller{Kind: pircan.KindOwner, Account: owner, Face: pircan.FacePortal, Sizes: pircan.FullSizes}
-	must(t, e.svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: strp(a.Caller.Agent.ID), Decision: strp("confirm")}))
+	must(t, errOf(e.svc.DecideBinding(ctx, oc, pircan.BindingArgs{AgentID: strp(a.Caller.Agent.ID), Decision: strp("confirm")})))
 	return oc
 }
 

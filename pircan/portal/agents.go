@@ -45,7 +45,7 @@ func (h *Handler) agents(w http.ResponseWriter, r *http.Request, s pircan.Portal
 }
 
 func (h *Handler) setPolicy(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	err := h.core.OwnerSetPolicy(r.Context(), pircan.OwnerCaller(s), pircan.ForAgent[pircan.PolicyArgs]{AgentID: form(r, "agent_id"),
+	_, err := h.core.OwnerSetPolicy(r.Context(), pircan.OwnerCaller(s), pircan.ForAgent[pircan.PolicyArgs]{AgentID: form(r, "agent_id"),
 		Args: pircan.PolicyArgs{Policy: form(r, "policy")}})
 	return "/owner?done=policy", err
 }
@@ -89,17 +89,18 @@ func (h *Handler) revoke(w http.ResponseWriter, r *http.Request, s pircan.Portal
 			Fields: map[string]string{"agent_id": agentID, "agreement_id": agreementID}})
 		return "", nil
 	}
-	return "/owner?done=revoked", h.core.OwnerRevoke(r.Context(), pircan.OwnerCaller(s),
+	_, err := h.core.OwnerRevoke(r.Context(), pircan.OwnerCaller(s),
 		pircan.ForAgent[pircan.RevokeArgs]{AgentID: &agentID, Args: pircan.RevokeArgs{AgreementID: &agreementID}})
+	return "/owner?done=revoked", err
 }
 
 func (h *Handler) decideBinding(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
 	a := pircan.BindingArgs{AgentID: form(r, "agent_id"), Decision: form(r, "decision")}
-	next := "/owner?done=refused"
-	if r.PostForm.Get("decision") == "confirm" {
-		next = "/owner?done=confirmed"
+	res, err := h.core.DecideBinding(r.Context(), pircan.OwnerCaller(s), a)
+	if err != nil || !res.Confirmed {
+		return "/owner?done=refused", err
 	}
-	return next, h.core.DecideBinding(r.Context(), pircan.OwnerCaller(s), a)
+	return "/owner?done=confirmed", nil
 }
 
 func (h *Handler) release(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
@@ -113,5 +114,6 @@ func (h *Handler) release(w http.ResponseWriter, r *http.Request, s pircan.Porta
 			Action: "/owner/release", Button: "Release", ID: "confirm-release", Fields: map[string]string{"agent_id": agentID}})
 		return "", nil
 	}
-	return "/owner?done=released", h.core.ReleaseAgent(r.Context(), pircan.OwnerCaller(s), pircan.AgentArgs{AgentID: &agentID})
+	_, err := h.core.ReleaseAgent(r.Context(), pircan.OwnerCaller(s), pircan.AgentArgs{AgentID: &agentID})
+	return "/owner?done=released", err
 }

@@ -31,7 +31,7 @@ func (h *Handler) sessions(w http.ResponseWriter, r *http.Request, s pircan.Port
 
 func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
 	id := r.PostForm.Get("session_id")
-	if err := h.core.EndSession(r.Context(), pircan.OwnerCaller(s), pircan.SessionArgs{SessionID: &id}); err != nil {
+	if _, err := h.core.EndSession(r.Context(), pircan.OwnerCaller(s), pircan.SessionArgs{SessionID: &id}); err != nil {
 		return "", err
 	}
 	if id == s.ID {
@@ -41,7 +41,7 @@ func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, s pircan.Po
 }
 
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, s pircan.PortalSession) (string, error) {
-	if err := h.core.EndSession(r.Context(), pircan.OwnerCaller(s), pircan.SessionArgs{SessionID: &s.ID}); err != nil {
+	if _, err := h.core.EndSession(r.Context(), pircan.OwnerCaller(s), pircan.SessionArgs{SessionID: &s.ID}); err != nil {
 		return "", err
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/owner", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
