@@ -14,6 +14,7 @@ import (
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/pircan/irc/transport"
 )
 
 // inboxOf sets up a victim with n unread messages, at the spec's pacing
@@ -287,8 +288,12 @@ func testAccountsDifferingInBracketsAreTwoAgents(t *testing.T, kind ircnet.Kind)
 // (the case of TestInboxNotDeliveredToTheNextHolderOfTheNick).
 func TestInboxStopsAtLogout(t *testing.T) {
 	t.Parallel()
-	bot := bottest.Start(t, bottest.Options{Limits: raised()})
-	victim, sent := inboxOfText(t, bot, "logout", 10, 200) // 21 lines: ~8 s at 2 lines/s
+	// A line every 2 s after the burst: the logout is heard while most of
+	// the INBOX still waits, however slow a loaded machine makes the test.
+	slow := transport.DefaultPacing
+	slow.PerSecond = 0.5
+	bot := bottest.Start(t, bottest.Options{Limits: raised(), Pacing: slow})
+	victim, sent := inboxOfText(t, bot, "logout", 10, 200) // 21 lines: ~32 s at 0.5 lines/s
 	// Every notification of the ten delivered first: no NOTIFY (and its WHO
 	// check) is pending, so only the logout itself can stop the lines.
 	for victim.NextNotify().Int("unread") != 10 {
