@@ -58,14 +58,6 @@ func (c *common) parse(args []string) error {
 	return c.cfg.resolve(c.fs, *c.file)
 }
 
-// intFlag checks a numeric flag's range.
-func (c *common) intFlag(name string, v, min, max int) error {
-	if v < min || v > max {
-		return usagef(c.name, "--%s %d: want %d to %d", name, v, min, max)
-	}
-	return nil
-}
-
 // parsePositional parses flags and returns the positional arguments, which
 // operators may write before the flags (`channel add '#x' --private`).
 func (c *common) parsePositional(args []string) ([]string, error) {
