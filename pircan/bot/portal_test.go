@@ -217,16 +217,23 @@ func (b *browser) reloaded() {
 	}
 }
 
-// text waits for the element with this id and returns its text.
+// text waits for the element with this id and returns its text. A page
+// that replaces itself (a meta refresh, a redirect after a form) can drop
+// the node between the query and the read: the read is then asked again of
+// the new page.
 func (b *browser) text(id string) string {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID(id)))
-	if err != nil {
-		b.t.Fatalf("browser: text of #%s: %v\npage: %s", id, err, b.html())
+	for {
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID(id)))
+		if err == nil {
+			return strings.TrimSpace(s)
+		}
+		if ctx.Err() != nil || !strings.Contains(err.Error(), "No node with given id found") {
+			b.t.Fatalf("browser: text of #%s: %v\npage: %s", id, err, b.html())
+		}
 	}
-	return strings.TrimSpace(s)
 }
 
 // html is the page's markup, for failure messages.
