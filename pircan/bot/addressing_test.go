@@ -14,7 +14,6 @@ import (
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
-	"github.com/creatimus/pircan/pircan/irc/transport"
 )
 
 // inboxOf sets up a victim with n unread messages, at the spec's pacing
@@ -286,14 +285,13 @@ func testAccountsDifferingInBracketsAreTwoAgents(t *testing.T, kind ircnet.Kind)
 // nick; what was not written stays unread for the account. InspIRCd only:
 // Ergo's NickServ has no LOGOUT, and its UNREGISTER disconnects the client
 // (the case of TestInboxNotDeliveredToTheNextHolderOfTheNick).
+//
+// Not parallel: it races the logout against the INBOX's pacing, and under
+// the suite's parallel load the bot was seen not to hear the ACCOUNT *
+// within the test's wait (twice in six whole runs; never alone).
 func TestInboxStopsAtLogout(t *testing.T) {
-	t.Parallel()
-	// A line every 2 s after the burst: the logout is heard while most of
-	// the INBOX still waits, however slow a loaded machine makes the test.
-	slow := transport.DefaultPacing
-	slow.PerSecond = 0.5
-	bot := bottest.Start(t, bottest.Options{Limits: raised(), Pacing: slow})
-	victim, sent := inboxOfText(t, bot, "logout", 10, 200) // 21 lines: ~32 s at 0.5 lines/s
+	bot := bottest.Start(t, bottest.Options{Limits: raised()})
+	victim, sent := inboxOfText(t, bot, "logout", 10, 200) // 21 lines: ~8 s at 2 lines/s
 	// Every notification of the ten delivered first: no NOTIFY (and its WHO
 	// check) is pending, so only the logout itself can stop the lines.
 	for victim.NextNotify().Int("unread") != 10 {
