@@ -58,21 +58,13 @@ func (s *Store) ApplyForToken(ctx context.Context, r pircan.NewTokenRequest, l p
 
 // TokenRequest implements pircan.AccessStore.
 func (s *Store) TokenRequest(ctx context.Context, id int64) (pircan.TokenRequest, error) {
-	var out pircan.TokenRequest
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		r, err := q.TokenRequestRow(ctx, id)
-		out = toTokenRequest(r)
-		return notFound(err)
-	})
-	return out, err
+	return readOne(ctx, s, (*db.Queries).TokenRequestRow, id, toTokenRequest)
 }
 
 // TokenRequests implements pircan.AccessStore.
 func (s *Store) TokenRequests(ctx context.Context, account, state string, limit, offset int) ([]pircan.TokenRequest, int, error) {
-	return readPlannedPage(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.ListTokenRequestsRow, error) {
-		return q.ListTokenRequests(ctx, db.ListTokenRequestsParams{AccountFolded: foldedOrAll(account), State: state,
-			Lim: int32(limit), Off: int32(offset)})
-	}, func(r db.ListTokenRequestsRow) (pircan.TokenRequest, int64) {
+	return readPlannedPage(ctx, s, (*db.Queries).ListTokenRequests, db.ListTokenRequestsParams{AccountFolded: foldedOrAll(account),
+		State: state, Lim: int32(limit), Off: int32(offset)}, func(r db.ListTokenRequestsRow) (pircan.TokenRequest, int64) {
 		return toTokenRequest(db.ForumTokenRequest{ID: r.ID, Account: r.Account, AccountFolded: r.AccountFolded,
 			TokenID: r.TokenID, Label: r.Label, Purpose: r.Purpose, Model: r.Model, Client: r.Client, Provider: r.Provider,
 			Contact: r.Contact, Address: r.Address, State: r.State, Reason: r.Reason, Rights: r.Rights, Reviewer: r.Reviewer,
@@ -150,10 +142,8 @@ func (s *Store) AddFeature(ctx context.Context, actor pircan.ForumActor, f pirca
 
 // Features implements pircan.FeatureStore.
 func (s *Store) Features(ctx context.Context, account, status string, limit, offset int) ([]pircan.Feature, int, error) {
-	return readPlannedPage(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.ListForumFeaturesRow, error) {
-		return q.ListForumFeatures(ctx, db.ListForumFeaturesParams{AuthorFolded: foldedOrAll(account), Status: status,
-			Lim: int32(limit), Off: int32(offset)})
-	}, func(r db.ListForumFeaturesRow) (pircan.Feature, int64) {
+	return readPlannedPage(ctx, s, (*db.Queries).ListForumFeatures, db.ListForumFeaturesParams{AuthorFolded: foldedOrAll(account),
+		Status: status, Lim: int32(limit), Off: int32(offset)}, func(r db.ListForumFeaturesRow) (pircan.Feature, int64) {
 		return toFeature(db.ForumFeature{ID: r.ID, Title: r.Title, Body: r.Body, AuthorAccount: r.AuthorAccount,
 			AuthorFolded: r.AuthorFolded, AuthorExt: r.AuthorExt, Status: r.Status, Note: r.Note, DecidedBy: r.DecidedBy,
 			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}), r.Total

@@ -16,17 +16,13 @@ func (s *Store) AgentByAccount(ctx context.Context, account string) (pircan.Agen
 	if ok {
 		return a, nil
 	}
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		row, err := q.AgentWithOwnerByAccount(ctx, folded)
-		if err != nil {
-			return notFound(err)
-		}
-		a = pircan.Agent{ID: row.ID, Account: row.Account, Name: row.Name, Description: row.Description,
+	a, err := readOne(ctx, s, (*db.Queries).AgentWithOwnerByAccount, folded, func(row db.AgentWithOwnerByAccountRow) pircan.Agent {
+		a := pircan.Agent{ID: row.ID, Account: row.Account, Name: row.Name, Description: row.Description,
 			Capabilities: row.Capabilities, CardURL: row.CardUrl, Nick: row.Nick, CreatedAt: row.CreatedAt}
 		if row.OwnerAccount != nil && row.OwnerName != nil && row.OwnerVerification != nil {
 			a.Owner = &pircan.Owner{Account: *row.OwnerAccount, Name: *row.OwnerName, Verification: *row.OwnerVerification}
 		}
-		return nil
+		return a
 	})
 	if err == nil {
 		s.agents.put(folded, a, gen)
@@ -36,17 +32,10 @@ func (s *Store) AgentByAccount(ctx context.Context, account string) (pircan.Agen
 
 // AgentProfile implements pircan.Store.
 func (s *Store) AgentProfile(ctx context.Context, agentID string) (pircan.Agent, error) {
-	var a pircan.Agent
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		row, err := q.AgentProfileByID(ctx, agentID)
-		if err != nil {
-			return notFound(err)
-		}
-		a = pircan.Agent{ID: row.ID, Name: row.Name, Description: row.Description,
+	return readOne(ctx, s, (*db.Queries).AgentProfileByID, agentID, func(row db.AgentProfileByIDRow) pircan.Agent {
+		return pircan.Agent{ID: row.ID, Name: row.Name, Description: row.Description,
 			Capabilities: row.Capabilities, CreatedAt: row.CreatedAt}
-		return nil
 	})
-	return a, err
 }
 
 // Hello implements pircan.Store: register or update, audited in the same

@@ -98,9 +98,7 @@ func (s *Store) ClearOwner(ctx context.Context, actor pircan.Actor) (*pircan.Bin
 // PendingBindings lists the agents waiting for account to confirm it as
 // their owner.
 func (s *Store) PendingBindings(ctx context.Context, account string) ([]pircan.PendingBinding, error) {
-	return readRows(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.PendingBindingsForRow, error) {
-		return q.PendingBindingsFor(ctx, foldAccount(account))
-	}, func(r db.PendingBindingsForRow) pircan.PendingBinding {
+	return readRows(ctx, s, (*db.Queries).PendingBindingsFor, foldAccount(account), func(r db.PendingBindingsForRow) pircan.PendingBinding {
 		return pircan.PendingBinding{AgentID: r.ID, Name: r.Name, Description: r.Description, AgentAccount: r.AgentAccount, NamedAt: r.NamedAt}
 	})
 }

@@ -84,9 +84,7 @@ func (s *Store) EnsureChannel(ctx context.Context, name, topic string) error {
 
 // ListAllChannels lists every channel (operator view).
 func (s *Store) ListAllChannels(ctx context.Context) ([]pircan.ChannelInfo, error) {
-	return readRows(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.AllChannelsRow, error) {
-		return q.AllChannels(ctx)
-	}, func(r db.AllChannelsRow) pircan.ChannelInfo {
+	return readRows(ctx, s, noArg((*db.Queries).AllChannels), struct{}{}, func(r db.AllChannelsRow) pircan.ChannelInfo {
 		return pircan.ChannelInfo{Name: r.Name, Private: r.Private, Topic: r.Topic, Members: int(r.Members), Invited: int(r.Invited)}
 	})
 }

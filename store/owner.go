@@ -69,13 +69,8 @@ func (s *Store) KnownAccount(ctx context.Context, account string) (bool, error) 
 
 // PortalSession returns the session a cookie's secret hash names, as of now.
 func (s *Store) PortalSession(ctx context.Context, secretSHA256 []byte) (pircan.PortalSession, error) {
-	var out pircan.PortalSession
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		r, err := q.PortalSessionBySecret(ctx, secretSHA256)
-		if err != nil {
-			return notFound(err)
-		}
-		out = pircan.PortalSession{ID: r.ID, Code: r.Code, CSRFToken: r.CsrfToken, Address: r.Address,
+	return readOne(ctx, s, (*db.Queries).PortalSessionBySecret, secretSHA256, func(r db.PortalSessionBySecretRow) pircan.PortalSession {
+		out := pircan.PortalSession{ID: r.ID, Code: r.Code, CSRFToken: r.CsrfToken, Address: r.Address,
 			UserAgent: r.UserAgent, CreatedAt: r.CreatedAt, Waiting: r.Waiting, Active: r.Active}
 		if r.Account != nil {
 			out.Account = *r.Account
@@ -83,9 +78,8 @@ func (s *Store) PortalSession(ctx context.Context, secretSHA256 []byte) (pircan.
 		if r.ExpiresAt.Valid {
 			out.ExpiresAt = r.ExpiresAt.Time
 		}
-		return nil
+		return out
 	})
-	return out, err
 }
 
 // Login implements pircan.Store. A wrong, expired or used code changes
@@ -206,9 +200,7 @@ func (s *Store) OwnedAgents(ctx context.Context, account string) ([]pircan.Owned
 
 // PortalSessions lists the live portal sessions of account.
 func (s *Store) PortalSessions(ctx context.Context, account string) ([]pircan.SessionItem, error) {
-	return readRows(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.ListAccountSessionsRow, error) {
-		return q.ListAccountSessions(ctx, foldAccount(account))
-	}, func(r db.ListAccountSessionsRow) pircan.SessionItem {
+	return readRows(ctx, s, (*db.Queries).ListAccountSessions, foldAccount(account), func(r db.ListAccountSessionsRow) pircan.SessionItem {
 		return pircan.SessionItem{ID: r.ID, Address: r.Address, UserAgent: r.UserAgent, ApprovedAt: r.ApprovedAt, ExpiresAt: r.ExpiresAt}
 	})
 }

@@ -214,14 +214,24 @@ func (s *Store) listenConn(ctx context.Context, channel string) (*pgx.Conn, erro
 	return conn, nil
 }
 
+// A query is one sqlc statement named by its method expression
+// ((*db.Queries).ListWebhooks), so that a read helper runs it on the
+// Queries of its choice with the caller's argument.
+type query[A, R any] func(q *db.Queries, ctx context.Context, arg A) (R, error)
+
+// noArg is a query of a statement without parameters.
+func noArg[R any](stmt func(q *db.Queries, ctx context.Context) (R, error)) query[struct{}, R] {
+	return func(q *db.Queries, ctx context.Context, _ struct{}) (R, error) { return stmt(q, ctx) }
+}
+
 // readPlannedPage is readRows for a page of a list with optional filters:
 // planned per call (not a generic plan), each row carrying the total of
 // the whole list.
-func readPlannedPage[R, T any](ctx context.Context, s *Store, query func(ctx context.Context, q *db.Queries) ([]R, error), conv func(R) (T, int64)) ([]T, int, error) {
+func readPlannedPage[A, R, T any](ctx context.Context, s *Store, list query[A, []R], arg A, conv func(R) (T, int64)) ([]T, int, error) {
 	var out []T
 	total := 0
 	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
-		rows, err := query(ctx, q)
+		rows, err := list(q, ctx, arg)
 		for _, r := range rows {
 			t, n := conv(r)
 			out = append(out, t)
@@ -240,16 +250,31 @@ func foldedOrAll(account string) string {
 	return foldAccount(account)
 }
 
-// readRows is a list read: the rows one query returns, each turned into
-// the core's type, in one read.
-func readRows[R, T any](ctx context.Context, s *Store, query func(ctx context.Context, q *db.Queries) ([]R, error), conv func(R) T) ([]T, error) {
+// readRows is a list read: the rows one query returns for arg, each
+// turned into the core's type, in one read.
+func readRows[A, R, T any](ctx context.Context, s *Store, list query[A, []R], arg A, conv func(R) T) ([]T, error) {
 	var out []T
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		rows, err := query(ctx, q)
+		rows, err := list(q, ctx, arg)
 		for _, r := range rows {
 			out = append(out, conv(r))
 		}
 		return err
+	})
+	return out, err
+}
+
+// readOne is a read of one row: the row one query returns for arg, turned
+// into the core's type, or pircan.ErrNotFound when there is none.
+func readOne[A, R, T any](ctx context.Context, s *Store, one query[A, R], arg A, conv func(R) T) (T, error) {
+	var out T
+	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
+		r, err := one(q, ctx, arg)
+		if err != nil {
+			return notFound(err)
+		}
+		out = conv(r)
+		return nil
 	})
 	return out, err
 }

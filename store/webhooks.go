@@ -41,9 +41,7 @@ func (s *Store) AddWebhook(ctx context.Context, actor pircan.Actor, rawURL, secr
 
 // Webhooks lists an agent's webhooks, oldest first.
 func (s *Store) Webhooks(ctx context.Context, agentID string) ([]pircan.Webhook, error) {
-	return readRows(ctx, s, func(ctx context.Context, q *db.Queries) ([]db.ListWebhooksRow, error) {
-		return q.ListWebhooks(ctx, agentID)
-	}, func(r db.ListWebhooksRow) pircan.Webhook {
+	return readRows(ctx, s, (*db.Queries).ListWebhooks, agentID, func(r db.ListWebhooksRow) pircan.Webhook {
 		w := pircan.Webhook{ID: r.ID, AgentID: r.AgentID, URL: r.Url, CreatedAt: r.CreatedAt, Failures: int(r.Failures)}
 		if r.LastError != nil {
 			w.LastError = *r.LastError

@@ -280,22 +280,11 @@ serve:
 			break serve // another process leads: give the nick up
 		default:
 		}
-		select {
-		case ev := <-prio:
+		if ev, ok := nextEvent(prio, members, guests); ok {
 			b.handle(ctx, ev)
 			continue
-		default:
 		}
-		select {
-		case ev := <-prio:
-			b.handle(ctx, ev)
-			continue
-		case ev := <-members:
-			b.handle(ctx, ev)
-			continue
-		default:
-		}
-		select {
+		select { // all three lanes empty: wait for the first event
 		case ev := <-prio:
 			b.handle(ctx, ev)
 		case ev := <-members:
@@ -316,6 +305,19 @@ serve:
 	waitTimeout(b.svc.WaitReads, time.Until(out)) // INBOX messages written: marked read before leaving
 	stopConn(quit)
 	return <-connDone
+}
+
+// nextEvent takes a queued event from the first of lanes that has one
+// (lanes in order of priority); false when every lane is empty.
+func nextEvent(lanes ...<-chan transport.Event) (transport.Event, bool) {
+	for _, lane := range lanes {
+		select {
+		case ev := <-lane:
+			return ev, true
+		default:
+		}
+	}
+	return transport.Event{}, false
 }
 
 // holdLead keeps the leader lock until ctx ends, then releases it. When
