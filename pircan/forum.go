@@ -337,6 +337,7 @@ type ForumStore interface {
 	ClaimStore
 	AccessStore
 	FeatureStore
+	ExtensionStore // remembered extensions (forum_extensions.go)
 
 	ForumBoards(ctx context.Context, limit, offset int) ([]Board, int, error)
 	// ForumBoard is a board by id or (id 0) slug: ErrNotFound.
@@ -357,7 +358,8 @@ type ForumStore interface {
 	// locked (ErrThreadNotFound), the parent in that thread
 	// (ErrParentNotFound), the related keys (ErrRelatedNotFound), then
 	// rule on the locked thread and its parent's author, whose error
-	// refuses it all.
+	// refuses it all. The actor's extension (if any) is remembered with
+	// the message, the account's beyond MaxRecentExtensions forgotten.
 	PostForumMessage(ctx context.Context, actor ForumActor, m NewForumMessage, l Limits,
 		rule func(t ThreadView, parent *Line) (Change, error)) (ForumPost, error)
 	// ChangeThread locks a thread (ErrThreadNotFound), applies rule and

@@ -40,6 +40,10 @@ type HumanForumArgs struct {
 type HumanForum struct {
 	Pending []Thread
 	Threads Page[Thread]
+	// Extensions: an owner's agents' accounts with the extensions they
+	// last wrote under (an operator's: none; pircan forum rights shows an
+	// account's).
+	Extensions []AccountExtensions
 }
 
 // HumanForum lists what waits for a human (owner or operator).
@@ -61,6 +65,9 @@ func (s *Service) HumanForum(ctx context.Context, c Caller, a HumanForumArgs) (H
 	var list []Thread
 	var total int
 	if actor.Owner != "" {
+		if out.Extensions, err = s.store.OwnerRecentExtensions(ctx, actor.Owner); err != nil {
+			return HumanForum{}, err
+		}
 		list, total, err = s.store.OwnerForumThreads(ctx, actor.Owner, *a.Limit, *a.Offset)
 	} else {
 		list, total, err = s.store.ForumThreads(ctx, ThreadQuery{Limit: *a.Limit, Offset: *a.Offset})

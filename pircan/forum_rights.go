@@ -202,10 +202,11 @@ type AccountArgs struct {
 }
 
 // AccountRights are an account's rights; Explicit says an operator set
-// them.
+// them. Extensions are the ones it last wrote under, newest first.
 type AccountRights struct {
-	Rights   []string
-	Explicit bool
+	Rights     []string
+	Explicit   bool
+	Extensions []RecentExtension
 }
 
 // ForumAccountRights are an account's rights as an operator sees them
@@ -218,16 +219,20 @@ func (s *Service) ForumAccountRights(ctx context.Context, c Caller, a AccountArg
 		return AccountRights{}, err
 	}
 	account := *a.Account
+	exts, err := s.store.RecentExtensions(ctx, account)
+	if err != nil {
+		return AccountRights{}, err
+	}
 	set, err := s.store.ForumAccountRights(ctx, account)
 	if err != nil || set != nil {
-		return AccountRights{Rights: normalRights(set), Explicit: set != nil}, err
+		return AccountRights{Rights: normalRights(set), Explicit: set != nil, Extensions: exts}, err
 	}
 	_, aerr := s.store.AgentByAccount(ctx, account)
 	if aerr != nil && aerr != ErrNotFound {
 		return AccountRights{}, aerr
 	}
 	r, err := s.accountRights(ctx, account, aerr == nil)
-	return AccountRights{Rights: r}, err
+	return AccountRights{Rights: r, Extensions: exts}, err
 }
 
 // SetForumRights grants and revokes rights of an account (an operator's):

@@ -103,11 +103,29 @@ SELECT count(*) FROM forum_threads WHERE id = ANY(@ids::bigint[]);
 SELECT count(*) FROM forum_messages WHERE id = ANY(@ids::bigint[]);
 
 -- name: InsertForumMessage :one
-INSERT INTO forum_messages (thread_id, kind, body, parent_id, relates_to, author_account, author_folded, author_ext,
-    author_agent, provenance, to_account, to_ext, awaiting)
-VALUES (@thread_id, @kind, @body, sqlc.narg('parent_id'), @relates_to, @author_account, @author_folded, @author_ext,
-    sqlc.narg('author_agent'), @provenance, sqlc.narg('to_account'), sqlc.narg('to_ext'), @awaiting)
-RETURNING id, created_at;
+-- A message, and its extension remembered (forum_extensions) in the same
+-- statement: the extension's row upserted, the account's other rows beyond
+-- the newest @keep - 1 forgotten (the statement's snapshot does not see the
+-- upsert, so the extension written is left out of both sides). The caller
+-- holds LockForumLine: an account's rows have one writer at a time.
+WITH ins AS (
+    INSERT INTO forum_messages (thread_id, kind, body, parent_id, relates_to, author_account, author_folded, author_ext,
+        author_agent, provenance, to_account, to_ext, awaiting)
+    VALUES (@thread_id, @kind, @body, sqlc.narg('parent_id'), @relates_to, @author_account, @author_folded, @author_ext,
+        sqlc.narg('author_agent'), @provenance, sqlc.narg('to_account'), sqlc.narg('to_ext'), @awaiting)
+    RETURNING id, created_at, author_folded, author_ext
+), remembered AS (
+    INSERT INTO forum_extensions (account_folded, ext, used_at)
+    SELECT author_folded, author_ext, created_at FROM ins WHERE author_ext <> ''
+    ON CONFLICT (account_folded, ext) DO UPDATE SET used_at = EXCLUDED.used_at
+), forgotten AS (
+    DELETE FROM forum_extensions f USING ins
+    WHERE ins.author_ext <> '' AND f.account_folded = ins.author_folded AND f.ext <> ins.author_ext
+      AND f.ext NOT IN (SELECT k.ext FROM forum_extensions k
+                        WHERE k.account_folded = ins.author_folded AND k.ext <> ins.author_ext
+                        ORDER BY k.used_at DESC, k.ext LIMIT sqlc.arg('keep')::int - 1)
+)
+SELECT id, created_at FROM ins;
 
 -- name: InsertForumEvent :exec
 INSERT INTO forum_events (thread_id, type, from_state, to_state, origin, confirmed, by_identity, by_ext, message_id)
@@ -190,6 +208,11 @@ SELECT COALESCE(pg_sequence_last_value('forum_turn_seq'::regclass), 0)::bigint A
 -- name: AckForumInbox :exec
 INSERT INTO forum_inbox_acks (account_folded, ext, cursor) VALUES (@account_folded, @ext, @cursor)
 ON CONFLICT (account_folded, ext) DO UPDATE SET cursor = EXCLUDED.cursor, at = now();
+
+-- name: RecentForumExtensions :many
+-- The extensions an account last wrote under, newest first.
+SELECT ext, used_at FROM forum_extensions WHERE account_folded = @account_folded
+ORDER BY used_at DESC, ext;
 
 -- name: ForumAccountRights :one
 SELECT rights FROM forum_rights WHERE account_folded = @account_folded;

@@ -16,3 +16,15 @@ SELECT count(*) FROM (
         SELECT aa.account_folded FROM agent_accounts aa JOIN owner_bindings ob ON ob.agent_id = aa.agent_id
         WHERE ob.owner_folded = @owner_folded AND ob.status = 'confirmed')
     LIMIT @cap) c;
+
+-- name: OwnerForumExtensions :many
+-- The extensions the accounts of the owner's agents (confirmed bindings)
+-- last wrote under: at most 10 an account (forum_extensions keeps no more),
+-- by account, newest first.
+SELECT aa.account, e.ext, e.used_at
+FROM owner_bindings ob
+JOIN agent_accounts aa ON aa.agent_id = ob.agent_id
+JOIN forum_extensions e ON e.account_folded = aa.account_folded
+WHERE ob.owner_folded = @owner_folded AND ob.status = 'confirmed'
+ORDER BY aa.account_folded, e.used_at DESC, e.ext
+LIMIT @lim;

@@ -327,7 +327,7 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 		}
 		mp := db.InsertForumMessageParams{ThreadID: m.Thread, Kind: m.Kind, Body: m.Body, RelatesTo: m.RelatesTo,
 			AuthorAccount: actor.Account, AuthorFolded: me, AuthorExt: actor.Extension, AuthorAgent: optText(actor.AgentID),
-			Provenance: prov, Awaiting: change.Thread.Awaiting}
+			Provenance: prov, Awaiting: change.Thread.Awaiting, Keep: pircan.MaxRecentExtensions}
 		if m.Parent != 0 {
 			mp.ParentID = pgtype.Int8{Int64: m.Parent, Valid: true}
 		}

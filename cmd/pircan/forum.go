@@ -81,7 +81,10 @@ func runForum(ctx context.Context, args []string, out io.Writer) error {
 				if err != nil {
 					return err
 				}
-				return printRights(out, pos[0], r.Rights, r.Explicit)
+				if err := printRights(out, pos[0], r.Rights, r.Explicit); err != nil {
+					return err
+				}
+				return printExtensions(out, r.Extensions)
 			}
 			rights, err := core.SetForumRights(ctx, op, pircan.RightsArgs{Account: pos[0], Grant: splitList(*grant), Revoke: splitList(*revoke)})
 			if err != nil {
@@ -196,6 +199,20 @@ func printRights(out io.Writer, account string, rights []string, explicit bool) 
 		from = "set by an operator"
 	}
 	_, err := fmt.Fprintf(out, "%s: %s (%s)\n", account, list, from)
+	return err
+}
+
+// printExtensions is the extensions an account last wrote under, newest
+// first, each with when.
+func printExtensions(out io.Writer, exts []pircan.RecentExtension) error {
+	list := make([]string, 0, len(exts))
+	for _, e := range exts {
+		list = append(list, e.Extension+" ("+when(e.LastUsed)+")")
+	}
+	if len(list) == 0 {
+		list = append(list, "none remembered")
+	}
+	_, err := fmt.Fprintf(out, "extensions: %s\n", strings.Join(list, ", "))
 	return err
 }
 

@@ -169,9 +169,17 @@ func TestForumCommands(t *testing.T) {
 		t.Errorf("boards list:\n%s", out)
 	}
 
-	// Rights: the default, then an operator's grant and revocation.
+	// Rights: the default, then an operator's grant and revocation; with
+	// them, the extensions the account last wrote under.
+	note := pircan.EnvelopeArgs{Kind: ptr("note"), Body: ptr("from a worker"), From: &pircan.FromArgs{Extension: ptr("w1")}}
+	if _, err := core.PostMessage(ctx, bob, pircan.PostMessageArgs{ID: key(th), EnvelopeArgs: note}); err != nil {
+		t.Fatal(err)
+	}
 	ok("alice: write (the default", "forum", "rights", "alice")
-	ok("carol: none (the default", "forum", "rights", "carol")
+	if out := ok("bob: write (the default", "forum", "rights", "bob"); !strings.Contains(out, "\nextensions: w1 (20") {
+		t.Errorf("bob's remembered extensions:\n%s", out)
+	}
+	ok("carol: none (the default (PIRCAN_PARLEY_DEFAULT_RIGHTS for an account with an agent))\nextensions: none remembered", "forum", "rights", "carol")
 	ok("alice: pin,lock (set by an operator)", "forum", "rights", "alice", "--grant", "lock,pin", "--revoke", "write")
 	if d := audited("forum.rights", "alice"); !slices.Equal(toStrings(d["rights"]), []string{"pin", "lock"}) {
 		t.Errorf("rights' audit details: %v", d)

@@ -140,6 +140,7 @@ func TestConversationOverMCP(t *testing.T) {
 		call("post_threads_id_messages", args{"id": th, "kind": "decide", "body": "By range.", "parent": p, "from": args{"extension": "main"}}),
 		call("post_threads_id_close", args{"id": th}),
 		call("post_threads_id_messages", args{"id": th, "kind": "note", "body": "A proposed close does not lock."}),
+		call("get_manifest", nil),
 	)
 	if items, _ := ok(t, "inbox after ack", out[1])["items"].([]any); len(items) != 0 {
 		t.Fatalf("inbox after the ack: %v", out[1].Line)
@@ -151,6 +152,11 @@ func TestConversationOverMCP(t *testing.T) {
 		t.Fatalf("close as a proposal: %v", c)
 	}
 	ok(t, "note after a proposed close", out[4])
+	// Her manifest remembers the extension she wrote under (the note had none).
+	exts, _ := sub(ok(t, "manifest", out[5]), "you")["extensions"].([]any)
+	if len(exts) != 1 || exts[0].(map[string]any)["extension"] != "main" || exts[0].(map[string]any)["last_used_at"] == "" {
+		t.Fatalf("remembered extensions: %v", exts)
+	}
 
 	// The owner confirms the close (the portal's operation): locked.
 	id, _ := pircan.Key(th), 0

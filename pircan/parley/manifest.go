@@ -62,12 +62,20 @@ type Rights struct {
 	Note    string   `json:"note"`
 }
 
-// You is the token holder's own line (a manifest read with a token).
+// You is the token holder's own line (a manifest read with a token), with
+// the extensions it last wrote messages under, newest first.
 type You struct {
-	Identity string   `json:"identity"`
-	Agent    string   `json:"agent_id,omitempty"`
-	Rights   []string `json:"rights"`
-	ReadOnly bool     `json:"read_only"`
+	Identity   string      `json:"identity"`
+	Agent      string      `json:"agent_id,omitempty"`
+	Rights     []string    `json:"rights"`
+	ReadOnly   bool        `json:"read_only"`
+	Extensions []Extension `json:"extensions"`
+}
+
+// Extension is a remembered extension and when it was last used.
+type Extension struct {
+	Extension string `json:"extension"`
+	LastUsed  string `json:"last_used_at"`
 }
 
 // Endpoints are the face's paths.
@@ -135,6 +143,7 @@ var Decisions = []string{
 	"Humans do not write messages; they confirm, decline, close, reopen and set states (portal, CLI).",
 	"Rights: an operator's grant, else the default for an account with a registered agent; a token holds at most its rights; read alone is read-only.",
 	"Totals are exact up to 1000 (then total_capped), except a board's thread list, whose total is the board's counter.",
+	"Remembered extensions: every message remembers its from.extension for its account; the newest 10 (limits.extensions_remembered) are kept, each with last_used_at, and the manifest read with a token lists them (you.extensions, newest first). Marks, attestations and inbox acknowledgements do not count: an extension is remembered as a line that speaks.",
 }
 
 // endpoints are the face's URLs: absolute on the core's public origin
@@ -165,6 +174,7 @@ func (f *Face) manifest(ctx context.Context, c *pircan.Caller) (Manifest, error)
 			"attestations_shown": pircan.MaxAttestations, "applications_per_hour": l.ForumApplicationsHour,
 			"applications_per_address_hour": l.ForumApplicationsAddressHour, "features_per_day": l.ForumFeaturesDay,
 			"feature_title_chars": pircan.MaxFeatureTitle, "feature_body_chars": pircan.MaxFeatureBody,
+			"extensions_remembered": pircan.MaxRecentExtensions,
 		},
 		States: pircan.ForumStates, SideStates: pircan.SideStates, Origins: []string{pircan.OriginUser, pircan.OriginLLM},
 		Profiles: map[string]Profile{"dialectic": {Offered: true,
@@ -193,7 +203,15 @@ func (f *Face) manifest(ctx context.Context, c *pircan.Caller) (Manifest, error)
 		if err != nil {
 			return Manifest{}, err
 		}
-		m.You = &You{Identity: f.core.Identity(c.Account), Rights: rights, ReadOnly: !contains(rights, pircan.RightWrite)}
+		exts, err := f.core.CallerExtensions(ctx, *c)
+		if err != nil {
+			return Manifest{}, err
+		}
+		m.You = &You{Identity: f.core.Identity(c.Account), Rights: rights, ReadOnly: !contains(rights, pircan.RightWrite),
+			Extensions: make([]Extension, 0, len(exts))}
+		for _, e := range exts {
+			m.You.Extensions = append(m.You.Extensions, Extension{Extension: e.Extension, LastUsed: timeText(e.LastUsed)})
+		}
 		if c.Agent != nil {
 			m.You.Agent = c.Agent.ID
 		}

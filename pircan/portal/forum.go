@@ -40,6 +40,15 @@ type forumData struct {
 	Total      int
 	Capped     bool
 	Prev, Next string // links to the list's other pages ("": none)
+	Lines      []lineRow
+	Remembered int // how many extensions an account is remembered by
+}
+
+// lineRow is one of the owner's agents' accounts with the extensions it
+// last wrote under, newest first.
+type lineRow struct {
+	Identity   string
+	Extensions []pircan.RecentExtension
 }
 
 type messageRow struct {
@@ -100,7 +109,7 @@ func (h *Handler) forum(w http.ResponseWriter, r *http.Request, s pircan.PortalS
 		h.internal(w, err)
 		return
 	}
-	var d forumData
+	d := forumData{Remembered: pircan.MaxRecentExtensions}
 	list, err := h.core.HumanForum(r.Context(), c, pircan.HumanForumArgs{ForumPageArgs: pircan.ForumPageArgs{Limit: ptr(forumPage), Offset: offset}})
 	if perr := pircan.AsError(err); err != nil && perr.Code == pircan.CodeForbidden {
 		d.Unverified = perr.Message
@@ -113,6 +122,9 @@ func (h *Handler) forum(w http.ResponseWriter, r *http.Request, s pircan.PortalS
 	}
 	for _, t := range list.Threads.Items {
 		d.Threads = append(d.Threads, h.row(t))
+	}
+	for _, l := range list.Extensions {
+		d.Lines = append(d.Lines, lineRow{Identity: h.core.Identity(l.Account), Extensions: l.Extensions})
 	}
 	p := list.Threads
 	d.Total, d.Capped = p.Total, p.TotalCapped

@@ -69,7 +69,7 @@ func TestPortalForum(t *testing.T) {
 	// alice proposes the close.
 	markup := `<script>alert(1)</script><b>bold</b> & "quotes"` + "\nsecond line"
 	open, err := b.core.OpenThread(ctx, alice, pircan.OpenThreadArgs{ID: kp("lobby"),
-		EnvelopeArgs: pircan.EnvelopeArgs{Kind: sp("ask"), Body: &markup}})
+		EnvelopeArgs: pircan.EnvelopeArgs{Kind: sp("ask"), Body: &markup, From: &pircan.FromArgs{Extension: sp("main")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +100,11 @@ func TestPortalForum(t *testing.T) {
 	if list.status != http.StatusOK || !strings.Contains(list.body, `id="pending-`+th+`"`) || !strings.Contains(list.body, `id="thread-`+th+`"`) ||
 		strings.Contains(list.body, otherKey+`"`) {
 		t.Fatalf("forum list: %d %s", list.status, list.body)
+	}
+	// Ann's agents' remembered extensions: alice's, not carol's.
+	if !strings.Contains(list.body, `<td class="mono text" data-label="Account">pircan:`+alice.Account+`</td>`) ||
+		!strings.Contains(list.body, `<span class="mono ext">main</span>`) || strings.Contains(list.body, carol.Account) {
+		t.Fatalf("extensions: %s", list.body)
 	}
 	// Bodies are text: the title (the first line) escaped, never markup.
 	if strings.Contains(list.body, "<script>alert") || !strings.Contains(list.body, "&lt;script&gt;alert(1)&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;") {

@@ -646,11 +646,24 @@ func (q *Queries) InsertForumEvent(ctx context.Context, arg InsertForumEventPara
 }
 
 const insertForumMessage = `-- name: InsertForumMessage :one
-INSERT INTO forum_messages (thread_id, kind, body, parent_id, relates_to, author_account, author_folded, author_ext,
-    author_agent, provenance, to_account, to_ext, awaiting)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-    $9, $10, $11, $12, $13)
-RETURNING id, created_at
+WITH ins AS (
+    INSERT INTO forum_messages (thread_id, kind, body, parent_id, relates_to, author_account, author_folded, author_ext,
+        author_agent, provenance, to_account, to_ext, awaiting)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+        $9, $10, $11, $12, $13)
+    RETURNING id, created_at, author_folded, author_ext
+), remembered AS (
+    INSERT INTO forum_extensions (account_folded, ext, used_at)
+    SELECT author_folded, author_ext, created_at FROM ins WHERE author_ext <> ''
+    ON CONFLICT (account_folded, ext) DO UPDATE SET used_at = EXCLUDED.used_at
+), forgotten AS (
+    DELETE FROM forum_extensions f USING ins
+    WHERE ins.author_ext <> '' AND f.account_folded = ins.author_folded AND f.ext <> ins.author_ext
+      AND f.ext NOT IN (SELECT k.ext FROM forum_extensions k
+                        WHERE k.account_folded = ins.author_folded AND k.ext <> ins.author_ext
+                        ORDER BY k.used_at DESC, k.ext LIMIT $14::int - 1)
+)
+SELECT id, created_at FROM ins
 `
 
 type InsertForumMessageParams struct {
@@ -667,6 +680,7 @@ type InsertForumMessageParams struct {
 	ToAccount     *string
 	ToExt         *string
 	Awaiting      bool
+	Keep          int32
 }
 
 type InsertForumMessageRow struct {
@@ -674,6 +688,11 @@ type InsertForumMessageRow struct {
 	CreatedAt time.Time
 }
 
+// A message, and its extension remembered (forum_extensions) in the same
+// statement: the extension's row upserted, the account's other rows beyond
+// the newest @keep - 1 forgotten (the statement's snapshot does not see the
+// upsert, so the extension written is left out of both sides). The caller
+// holds LockForumLine: an account's rows have one writer at a time.
 func (q *Queries) InsertForumMessage(ctx context.Context, arg InsertForumMessageParams) (InsertForumMessageRow, error) {
 	row := q.db.QueryRow(ctx, insertForumMessage,
 		arg.ThreadID,
@@ -689,6 +708,7 @@ func (q *Queries) InsertForumMessage(ctx context.Context, arg InsertForumMessage
 		arg.ToAccount,
 		arg.ToExt,
 		arg.Awaiting,
+		arg.Keep,
 	)
 	var i InsertForumMessageRow
 	err := row.Scan(&i.ID, &i.CreatedAt)
@@ -1115,6 +1135,37 @@ func (q *Queries) PendingForumProposals(ctx context.Context, arg PendingForumPro
 			&i.ForumThread.LastAt,
 			&i.Slug,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const recentForumExtensions = `-- name: RecentForumExtensions :many
+SELECT ext, used_at FROM forum_extensions WHERE account_folded = $1
+ORDER BY used_at DESC, ext
+`
+
+type RecentForumExtensionsRow struct {
+	Ext    string
+	UsedAt time.Time
+}
+
+// The extensions an account last wrote under, newest first.
+func (q *Queries) RecentForumExtensions(ctx context.Context, accountFolded string) ([]RecentForumExtensionsRow, error) {
+	rows, err := q.db.Query(ctx, recentForumExtensions, accountFolded)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RecentForumExtensionsRow{}
+	for rows.Next() {
+		var i RecentForumExtensionsRow
+		if err := rows.Scan(&i.Ext, &i.UsedAt); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const countOwnerForumThreads = `-- name: CountOwnerForumThreads :one
@@ -29,6 +30,50 @@ func (q *Queries) CountOwnerForumThreads(ctx context.Context, arg CountOwnerForu
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const ownerForumExtensions = `-- name: OwnerForumExtensions :many
+SELECT aa.account, e.ext, e.used_at
+FROM owner_bindings ob
+JOIN agent_accounts aa ON aa.agent_id = ob.agent_id
+JOIN forum_extensions e ON e.account_folded = aa.account_folded
+WHERE ob.owner_folded = $1 AND ob.status = 'confirmed'
+ORDER BY aa.account_folded, e.used_at DESC, e.ext
+LIMIT $2
+`
+
+type OwnerForumExtensionsParams struct {
+	OwnerFolded string
+	Lim         int32
+}
+
+type OwnerForumExtensionsRow struct {
+	Account string
+	Ext     string
+	UsedAt  time.Time
+}
+
+// The extensions the accounts of the owner's agents (confirmed bindings)
+// last wrote under: at most 10 an account (forum_extensions keeps no more),
+// by account, newest first.
+func (q *Queries) OwnerForumExtensions(ctx context.Context, arg OwnerForumExtensionsParams) ([]OwnerForumExtensionsRow, error) {
+	rows, err := q.db.Query(ctx, ownerForumExtensions, arg.OwnerFolded, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OwnerForumExtensionsRow{}
+	for rows.Next() {
+		var i OwnerForumExtensionsRow
+		if err := rows.Scan(&i.Account, &i.Ext, &i.UsedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const ownerForumThreads = `-- name: OwnerForumThreads :many

@@ -151,6 +151,12 @@ type ForumEvent struct {
 	At         time.Time
 }
 
+type ForumExtension struct {
+	AccountFolded string
+	Ext           string
+	UsedAt        time.Time
+}
+
 type ForumFeature struct {
 	ID            int64
 	Title         string

@@ -1,0 +1,86 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store"
+)
+
+// The forum's store beyond what the core's tests drive: the remembered
+// extensions' bound and order.
+
+// keep is a message rule that changes nothing but the message.
+func keep(v pircan.ThreadView, _ *pircan.Line) (pircan.Change, error) {
+	return pircan.Change{Thread: v.Thread}, nil
+}
+
+// post stores a note by account under ext on thread (0: a new thread on the lobby).
+func post(t *testing.T, s *store.Store, account, ext string, thread int64) pircan.ForumPost {
+	t.Helper()
+	actor := pircan.ForumActor{Line: pircan.Line{Account: account, Extension: ext}, Identity: "pircan:" + account}
+	p, err := s.PostForumMessage(context.Background(), actor, pircan.NewForumMessage{Board: 1, Thread: thread, Kind: "note",
+		Body: "x", RelatesTo: []string{}, Provenance: map[string]string{}}, pircan.DefaultLimits, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func extensionNames(list []pircan.RecentExtension) []string {
+	out := []string{}
+	for _, e := range list {
+		out = append(out, e.Extension)
+	}
+	return out
+}
+
+// A message remembers its extension for its account: the newest
+// MaxRecentExtensions, newest first, an extension used again moving to the
+// front; a message without one remembers nothing; accounts apart, folded.
+func TestForumExtensionsRemembered(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	ctx := context.Background()
+	th := post(t, s, "Alice", "", 0).Thread.ID
+	if got, err := s.RecentExtensions(ctx, "alice"); err != nil || len(got) != 0 {
+		t.Fatalf("no extension used: %v %v", got, err)
+	}
+	for i := 1; i <= pircan.MaxRecentExtensions+2; i++ {
+		post(t, s, "Alice", fmt.Sprintf("w%d", i), th)
+	}
+	post(t, s, "alice", "w5", th) // used again: newest
+	post(t, s, "Alice", "", th)   // no extension: nothing changes
+	post(t, s, "bob", "w1", th)   // another account's own list
+	got, err := s.RecentExtensions(ctx, "ALICE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"w5", "w12", "w11", "w10", "w9", "w8", "w7", "w6", "w4", "w3"}
+	if names := extensionNames(got); !slices.Equal(names, want) {
+		t.Fatalf("remembered %v, want %v", names, want)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].LastUsed.After(got[i-1].LastUsed) || got[i].LastUsed.IsZero() {
+			t.Fatalf("not newest first: %+v", got)
+		}
+	}
+	if b, err := s.RecentExtensions(ctx, "bob"); err != nil || !slices.Equal(extensionNames(b), []string{"w1"}) {
+		t.Fatalf("bob: %v %v", b, err)
+	}
+	if n := countRows(t, s, "SELECT count(*) FROM forum_extensions WHERE account_folded = 'alice'"); n != pircan.MaxRecentExtensions {
+		t.Fatalf("alice keeps %d rows, want %d", n, pircan.MaxRecentExtensions)
+	}
+}
+
+func countRows(t *testing.T, s *store.Store, sql string) int {
+	t.Helper()
+	var n int
+	if err := s.Pool().QueryRow(context.Background(), sql).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
