@@ -64,10 +64,14 @@ UPDATE forum_boards SET threads = threads + 1 WHERE id = @id;
 INSERT INTO forum_board_counts (board_id, shard, messages, last_at) VALUES (@board_id, @shard, 1, now())
 ON CONFLICT (board_id, shard) DO UPDATE SET messages = forum_board_counts.messages + 1, last_at = now();
 
--- name: InsertForumThread :one
-INSERT INTO forum_threads (board_id, creator_account, creator_folded, creator_ext, title)
-VALUES (@board_id, @creator_account, @creator_folded, @creator_ext, @title)
-RETURNING id;
+-- name: NextForumThreadID :one
+-- A new thread's id, taken with the post's first reads, so that its
+-- statements can be sent at once (store/pipe.go).
+SELECT nextval(pg_get_serial_sequence('forum_threads', 'id'))::bigint AS id;
+
+-- name: InsertForumThread :exec
+INSERT INTO forum_threads (id, board_id, creator_account, creator_folded, creator_ext, title)
+VALUES (@id, @board_id, @creator_account, @creator_folded, @creator_ext, @title);
 
 -- name: LockForumThread :one
 SELECT sqlc.embed(t), b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
@@ -102,18 +106,25 @@ SELECT count(*) FROM forum_threads WHERE id = ANY(@ids::bigint[]);
 -- name: CountForumMessagesIn :one
 SELECT count(*) FROM forum_messages WHERE id = ANY(@ids::bigint[]);
 
+-- name: NextForumMessageID :one
+-- A message's id, taken with the post's first reads (after the thread's
+-- row is locked: a thread's messages are numbered in the order they are
+-- written), so that the writes that name it go at once with the commit.
+SELECT nextval(pg_get_serial_sequence('forum_messages', 'id'))::bigint AS id;
+
 -- name: InsertForumMessage :one
--- A message, and its extension remembered (forum_extensions) in the same
--- statement: the extension's row upserted, the account's other rows beyond
--- the newest @keep - 1 forgotten (the statement's snapshot does not see the
--- upsert, so the extension written is left out of both sides). The caller
--- holds LockForumLine: an account's rows have one writer at a time.
+-- A message (its id taken by NextForumMessageID), and its extension
+-- remembered (forum_extensions) in the same statement: the extension's row
+-- upserted, the account's other rows beyond the newest @keep - 1 forgotten
+-- (the statement's snapshot does not see the upsert, so the extension
+-- written is left out of both sides). The caller holds LockForumLine: an
+-- account's rows have one writer at a time.
 WITH ins AS (
-    INSERT INTO forum_messages (thread_id, kind, body, parent_id, relates_to, author_account, author_folded, author_ext,
+    INSERT INTO forum_messages (id, thread_id, kind, body, parent_id, relates_to, author_account, author_folded, author_ext,
         author_agent, provenance, to_account, to_ext, awaiting)
-    VALUES (@thread_id, @kind, @body, sqlc.narg('parent_id'), @relates_to, @author_account, @author_folded, @author_ext,
+    VALUES (@id, @thread_id, @kind, @body, sqlc.narg('parent_id'), @relates_to, @author_account, @author_folded, @author_ext,
         sqlc.narg('author_agent'), @provenance, sqlc.narg('to_account'), sqlc.narg('to_ext'), @awaiting)
-    RETURNING id, created_at, author_folded, author_ext
+    RETURNING created_at, author_folded, author_ext
 ), remembered AS (
     INSERT INTO forum_extensions (account_folded, ext, used_at)
     SELECT author_folded, author_ext, created_at FROM ins WHERE author_ext <> ''
@@ -125,7 +136,7 @@ WITH ins AS (
                         WHERE k.account_folded = ins.author_folded AND k.ext <> ins.author_ext
                         ORDER BY k.used_at DESC, k.ext LIMIT sqlc.arg('keep')::int - 1)
 )
-SELECT id, created_at FROM ins;
+SELECT created_at FROM ins;
 
 -- name: InsertForumEvent :exec
 INSERT INTO forum_events (thread_id, type, from_state, to_state, origin, confirmed, by_identity, by_ext, message_id)
@@ -241,9 +252,11 @@ WHERE t.proposed_state IS NOT NULL
 ORDER BY t.last_at DESC, t.id DESC
 LIMIT @lim;
 
--- name: ForumAgentOf :one
--- The agent of an account that comes to be due (NOTIFY forum goes to it).
-SELECT agent_id FROM agent_accounts WHERE account_folded = @account_folded;
+-- name: NotifyForumDue :exec
+-- NOTIFY forum for the agent of an account that comes to be due (none if
+-- the account has no agent), in one statement.
+INSERT INTO notifications (agent_id, type)
+SELECT agent_id, @type::text FROM agent_accounts WHERE account_folded = @account_folded;
 
 -- name: CountForumDue :one
 -- NOTIFY forum's count: the threads where an agent's accounts are due.

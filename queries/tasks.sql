@@ -4,6 +4,8 @@
 -- exactly one finds it open.
 
 -- name: CountTasksLastHour :one
+-- Read after LockTaskRequester, in its transaction: its snapshot then
+-- holds every task of an earlier holder of the lock.
 SELECT count(*) FROM tasks WHERE requester = @requester AND created_at > now() - interval '1 hour';
 
 -- name: TaskAgreements :many
@@ -18,25 +20,21 @@ ORDER BY expires_at DESC, id
 FOR SHARE;
 
 -- name: LockTaskRequester :one
--- Serialises one requester's tasks (its hourly count is taken by SendTask,
--- a later statement of the same transaction, whose snapshot then holds
--- every task of an earlier holder), and says whether the target exists:
--- one round trip. NO KEY: the tasks' foreign keys need a share lock on it.
+-- Serialises one requester's tasks (its hourly count, CountTasksLastHour,
+-- is read after it in the same transaction), and says whether the target
+-- exists. NO KEY: the tasks' foreign keys need a share lock on it.
 SELECT EXISTS (SELECT 1 FROM agents t WHERE t.id = @target) AS target_exists
 FROM agents me WHERE me.id = @requester
 FOR NO KEY UPDATE OF me;
 
 -- name: SendTask :one
--- A task's hourly count, its insert, its audit entry and the target's
--- notification in one statement, returning the task as TaskOf does (no
--- row: the hourly limit). Run after LockTaskRequester and TaskAgreements.
-WITH recent AS (
-    SELECT count(*) AS n FROM tasks c
-    WHERE c.requester = @requester AND c.created_at > now() - interval '1 hour'
-), ins AS (
+-- A task's insert, its audit entry and the target's notification in one
+-- statement, returning the task as TaskOf does. Sent with the commit, once
+-- the core has decided from LockTaskRequester, CountTasksLastHour and
+-- TaskAgreements (store/tasks.go).
+WITH ins AS (
     INSERT INTO tasks (requester, target, agreement_id, skill, text)
-    SELECT @requester::uuid, @target::uuid, @agreement_id::uuid, @skill::text, @text::text
-    FROM recent WHERE recent.n < @tasks_hour::bigint
+    VALUES (@requester::uuid, @target::uuid, @agreement_id::uuid, @skill::text, @text::text)
     RETURNING *
 ), audited AS (
     INSERT INTO audit_log (actor_account, actor_agent, action, subject, details)

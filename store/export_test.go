@@ -1,6 +1,28 @@
 package store
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/creatimus/pircan/store/db"
+)
+
+// PipeSteps runs steps in one pipelined transaction (pipe.go): queued in
+// order and sent at once, with the commit or (withCommit false) before it.
+func (s *Store) PipeSteps(ctx context.Context, withCommit bool, steps ...func(q *db.Queries) error) error {
+	return s.withPipe(ctx, func(ctx context.Context, p *pipe) error {
+		for _, st := range steps {
+			p.queue(st)
+		}
+		if withCommit {
+			return nil
+		}
+		return p.send(ctx)
+	})
+}
+
+// ErrPipeOrder is a pipelined step that changed its statements.
+var ErrPipeOrder = errPipeOrder
 
 // Hooks into the agent cache for its tests (agentcache_test.go).
 

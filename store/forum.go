@@ -267,65 +267,109 @@ func (s *Store) ForumEvents(ctx context.Context, thread int64, limit, offset int
 	return out, total, err
 }
 
-// PostForumMessage implements pircan.ForumStore.
+// PostForumMessage implements pircan.ForumStore. It is a pipelined
+// transaction (pipe.go) of two round trips for a message to a thread: its
+// reads (the writing line's lock and hourly count, the thread's row locked,
+// the parent, the keys of relates_to, the message's id), then, once the
+// checks and the core's rule have decided from what was read, every write
+// with the commit. A new thread adds one between them: the thread's row,
+// written and read back for the rule. Claims and refutes (the dialectic
+// profile) read and decide as they go, a statement a round trip.
 func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m pircan.NewForumMessage, l pircan.Limits,
 	rule func(pircan.ThreadView, *pircan.Line) (pircan.Change, error)) (pircan.ForumPost, error) {
-	var out pircan.ForumPost
 	me := foldAccount(actor.Account)
-	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		if err := q.LockForumLine(ctx, me); err != nil {
+	newThread := m.Thread == 0
+	threads, msgs, claims, relErr := relatedIDs(m.RelatesTo)
+	var (
+		msgCount                       db.CountForumMessagesLastHourRow
+		threadCount                    db.CountForumThreadsLastHourRow
+		boardErr, threadErr, parentErr error
+		thread                         db.LockForumThreadRow
+		parent                         db.ForumMessageAuthorRow
+		related                        [3]int64
+		msgID                          int64
+		createdAt                      time.Time
+		turn                           db.UpdateForumThreadTurnRow
+		change                         pircan.Change
+		made, refuted                  []pircan.Claim
+	)
+	err := s.withPipe(ctx, func(ctx context.Context, p *pipe) error {
+		p.queue(func(q *db.Queries) error { return q.LockForumLine(ctx, me) })
+		p.queue(func(q *db.Queries) (err error) { msgCount, err = q.CountForumMessagesLastHour(ctx, me); return err })
+		if newThread {
+			p.queue(func(q *db.Queries) error { _, boardErr = q.LockForumBoard(ctx, m.Board); return nil })
+			p.queue(func(q *db.Queries) (err error) { threadCount, err = q.CountForumThreadsLastHour(ctx, me); return err })
+			p.queue(func(q *db.Queries) (err error) { m.Thread, err = q.NextForumThreadID(ctx); return err })
+		} else {
+			p.queue(func(q *db.Queries) error { thread, threadErr = q.LockForumThread(ctx, m.Thread); return nil })
+			if m.Parent != 0 {
+				p.queue(func(q *db.Queries) error {
+					parent, parentErr = q.ForumMessageAuthor(ctx, db.ForumMessageAuthorParams{ID: m.Parent, ThreadID: m.Thread})
+					return nil
+				})
+			}
+		}
+		if relErr == nil {
+			queueRelatedCounts(ctx, p, threads, msgs, claims, &related)
+		}
+		p.queue(func(q *db.Queries) (err error) { msgID, err = q.NextForumMessageID(ctx); return err })
+		if err := p.send(ctx); err != nil {
 			return err
 		}
-		if c, err := q.CountForumMessagesLastHour(ctx, me); err != nil || c.N >= int64(l.ForumMessagesHour) {
-			return orErr(err, countLimited(pircan.ErrForumMessagesHour, c.WaitUs))
+
+		if msgCount.N >= int64(l.ForumMessagesHour) {
+			return countLimited(pircan.ErrForumMessagesHour, msgCount.WaitUs)
 		}
-		newThread := m.Thread == 0
 		if newThread {
-			if _, err := q.LockForumBoard(ctx, m.Board); err != nil {
-				return orErr(notFoundAs(err, pircan.ErrBoardNotFound), nil)
-			}
-			if c, err := q.CountForumThreadsLastHour(ctx, me); err != nil || c.N >= int64(l.ForumThreadsHour) {
-				return orErr(err, countLimited(pircan.ErrForumThreadsHour, c.WaitUs))
-			}
-			id, err := q.InsertForumThread(ctx, db.InsertForumThreadParams{BoardID: m.Board, CreatorAccount: actor.Account,
-				CreatorFolded: me, CreatorExt: actor.Extension, Title: pircan.ThreadTitle(m.Body)})
-			if err != nil {
+			if err := notFoundAs(boardErr, pircan.ErrBoardNotFound); err != nil {
 				return err
 			}
-			m.Thread = id
-		}
-		r, err := q.LockForumThread(ctx, m.Thread)
-		if err != nil {
-			return notFoundAs(err, pircan.ErrThreadNotFound)
-		}
-		if m.Board != 0 && r.ForumThread.BoardID != m.Board {
-			return pircan.ErrThreadNotFound
-		}
-		view := pircan.ThreadView{Thread: toThread(r.ForumThread, r.Slug)}
-		var parent *pircan.Line
-		if m.Parent != 0 {
-			p, err := q.ForumMessageAuthor(ctx, db.ForumMessageAuthorParams{ID: m.Parent, ThreadID: m.Thread})
-			if err != nil {
-				return notFoundAs(err, pircan.ErrParentNotFound)
+			if threadCount.N >= int64(l.ForumThreadsHour) {
+				return countLimited(pircan.ErrForumThreadsHour, threadCount.WaitUs)
 			}
-			parent = &pircan.Line{Account: p.AuthorAccount, Extension: p.AuthorExt}
+			if m.Parent != 0 { // a new thread has no message to answer
+				return pircan.ErrParentNotFound
+			}
+			p.queue(func(q *db.Queries) error {
+				return q.InsertForumThread(ctx, db.InsertForumThreadParams{ID: m.Thread, BoardID: m.Board,
+					CreatorAccount: actor.Account, CreatorFolded: me, CreatorExt: actor.Extension, Title: pircan.ThreadTitle(m.Body)})
+			})
+			p.queue(func(q *db.Queries) error { thread, threadErr = q.LockForumThread(ctx, m.Thread); return nil })
+			if err := p.send(ctx); err != nil {
+				return err
+			}
 		}
-		if err := relatedExist(ctx, q, m.RelatesTo); err != nil {
+		if err := notFoundAs(threadErr, pircan.ErrThreadNotFound); err != nil {
 			return err
 		}
-		change, err := rule(view, parent)
-		if err != nil {
+		if m.Board != 0 && thread.ForumThread.BoardID != m.Board {
+			return pircan.ErrThreadNotFound
+		}
+		view := pircan.ThreadView{Thread: toThread(thread.ForumThread, thread.Slug)}
+		var author *pircan.Line
+		if m.Parent != 0 {
+			if err := notFoundAs(parentErr, pircan.ErrParentNotFound); err != nil {
+				return err
+			}
+			author = &pircan.Line{Account: parent.AuthorAccount, Extension: parent.AuthorExt}
+		}
+		if relErr != nil || related != [3]int64{int64(len(threads)), int64(len(msgs)), int64(len(claims))} {
+			return pircan.ErrRelatedNotFound
+		}
+		var err error
+		if change, err = rule(view, author); err != nil {
 			return err
 		}
 		if newThread {
 			change.Events = append([]pircan.ForumEvent{{Type: pircan.EventOpened, To: pircan.StateOpen,
 				Origin: pircan.OriginLLM, Confirmed: true, By: actor.Identity, ByExt: actor.Extension}}, change.Events...)
 		}
+
 		prov, err := json.Marshal(m.Provenance)
 		if err != nil {
 			return err
 		}
-		mp := db.InsertForumMessageParams{ThreadID: m.Thread, Kind: m.Kind, Body: m.Body, RelatesTo: m.RelatesTo,
+		mp := db.InsertForumMessageParams{ID: msgID, ThreadID: m.Thread, Kind: m.Kind, Body: m.Body, RelatesTo: m.RelatesTo,
 			AuthorAccount: actor.Account, AuthorFolded: me, AuthorExt: actor.Extension, AuthorAgent: optText(actor.AgentID),
 			Provenance: prov, Awaiting: change.Thread.Awaiting, Keep: pircan.MaxRecentExtensions}
 		if m.Parent != 0 {
@@ -334,13 +378,14 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 		if m.To != nil {
 			mp.ToAccount, mp.ToExt = &m.To.Account, &m.To.Extension
 		}
-		ins, err := q.InsertForumMessage(ctx, mp)
-		if err != nil {
-			return err
-		}
-		made, refuted, err := postClaims(ctx, q, actor, m, m.Thread, ins.ID)
-		if err != nil {
-			return err
+		p.queue(func(q *db.Queries) (err error) { createdAt, err = q.InsertForumMessage(ctx, mp); return err })
+		if len(m.Claims) > 0 || len(m.Refutes) > 0 {
+			if err := p.run(ctx, func(q *db.Queries) (err error) {
+				made, refuted, err = postClaims(ctx, q, actor, m, m.Thread, msgID)
+				return err
+			}); err != nil {
+				return err
+			}
 		}
 		t := change.Thread
 		tp := db.UpdateForumThreadTurnParams{ID: t.ID, State: t.State, StateOrigin: t.StateOrigin,
@@ -349,37 +394,26 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 			folded := foldAccount(t.Due.Account)
 			tp.DueAccount, tp.DueFolded, tp.DueExt = &t.Due.Account, &folded, &t.Due.Extension
 		}
-		turn, err := q.UpdateForumThreadTurn(ctx, tp)
-		if err != nil {
-			return err
-		}
-		t.TurnSeq, t.Messages, t.LastAt = turn.TurnSeq, int(turn.Messages), turn.LastAt
+		p.queue(func(q *db.Queries) (err error) { turn, err = q.UpdateForumThreadTurn(ctx, tp); return err })
 		if t.Due != nil { // the thread came to await a line: tell its agent (content-free)
-			agent, err := q.ForumAgentOf(ctx, foldAccount(t.Due.Account))
-			if err == nil {
-				err = notify(ctx, q, agent, pircan.NotifyForum)
-			}
-			if err := notFoundAs(err, nil); err != nil {
-				return err
-			}
+			p.queue(func(q *db.Queries) error {
+				return q.NotifyForumDue(ctx, db.NotifyForumDueParams{Type: pircan.NotifyForum, AccountFolded: *tp.DueFolded})
+			})
 		}
 		if newThread {
-			if err := q.ForumBoardThreadAdded(ctx, t.BoardID); err != nil {
-				return err
-			}
+			p.queue(func(q *db.Queries) error { return q.ForumBoardThreadAdded(ctx, t.BoardID) })
 		}
-		if err := q.ForumBoardMessageCounted(ctx, db.ForumBoardMessageCountedParams{BoardID: t.BoardID,
-			Shard: int16(t.ID % boardShards)}); err != nil {
-			return err
-		}
+		p.queue(func(q *db.Queries) error {
+			return q.ForumBoardMessageCounted(ctx, db.ForumBoardMessageCountedParams{BoardID: t.BoardID,
+				Shard: int16(t.ID % boardShards)})
+		})
 		for i := range change.Events {
-			change.Events[i].ThreadID = t.ID
-			if t := change.Events[i].Type; t == pircan.EventState || t == pircan.EventOpened {
-				change.Events[i].Message = ins.ID
+			e := &change.Events[i]
+			e.ThreadID = t.ID
+			if e.Type == pircan.EventState || e.Type == pircan.EventOpened {
+				e.Message = msgID
 			}
-			if err := insertEvent(ctx, q, change.Events[i]); err != nil {
-				return err
-			}
+			p.queue(func(q *db.Queries) error { return insertEvent(ctx, q, *e) })
 		}
 		details := map[string]any{"thread": pircan.ThreadKey(t.ID), "kind": m.Kind, "size": len(m.Body),
 			"relates_to": len(m.RelatesTo)}
@@ -392,22 +426,28 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 		if m.Parent != 0 {
 			details["parent"] = pircan.MessageKey(m.Parent)
 		}
-		if err := audit(ctx, q, actor.AuditActor(), "forum.message", pircan.MessageKey(ins.ID), humanDetails(actor, details)); err != nil {
+		e, err := auditEntry(actor.AuditActor(), "forum.message", pircan.MessageKey(msgID), humanDetails(actor, details))
+		if err != nil {
 			return err
 		}
-		msg := pircan.ForumMessage{ID: ins.ID, ThreadID: t.ID, Kind: m.Kind, Body: m.Body, Parent: m.Parent,
-			RelatesTo: m.RelatesTo, From: actor.Line, Provenance: m.Provenance, To: m.To, Awaiting: t.Awaiting,
-			CreatedAt: ins.CreatedAt, Refutes: m.Refutes}
-		for _, c := range made {
-			msg.Claims = append(msg.Claims, c.ID)
-		}
-		if len(m.Refutes) > 0 {
-			msg.Evidence = m.Evidence
-		}
-		out = pircan.ForumPost{Message: msg, Thread: t, Claims: made, Refuted: refuted}
-		return nil
+		p.queue(func(q *db.Queries) error { return q.AppendAudit(ctx, e) })
+		return nil // withPipe sends what is queued with the commit
 	})
-	return out, err
+	if err != nil {
+		return pircan.ForumPost{}, err
+	}
+	t := change.Thread
+	t.TurnSeq, t.Messages, t.LastAt = turn.TurnSeq, int(turn.Messages), turn.LastAt
+	msg := pircan.ForumMessage{ID: msgID, ThreadID: t.ID, Kind: m.Kind, Body: m.Body, Parent: m.Parent,
+		RelatesTo: m.RelatesTo, From: actor.Line, Provenance: m.Provenance, To: m.To, Awaiting: t.Awaiting,
+		CreatedAt: createdAt, Refutes: m.Refutes}
+	for _, c := range made {
+		msg.Claims = append(msg.Claims, c.ID)
+	}
+	if len(m.Refutes) > 0 {
+		msg.Evidence = m.Evidence
+	}
+	return pircan.ForumPost{Message: msg, Thread: t, Claims: made, Refuted: refuted}, nil
 }
 
 // notFoundAs maps no rows to the forum's own not-found error.
@@ -418,10 +458,9 @@ func notFoundAs(err, as error) error {
 	return err
 }
 
-// relatedExist checks that every key of relates_to exists: threads and
-// messages and claims by one count each.
-func relatedExist(ctx context.Context, q *db.Queries, keys []string) error {
-	var threads, msgs, claims []int64
+// relatedIDs are the numbers of relates_to's keys, by kind, each once
+// (ErrRelatedNotFound: a key of no kind).
+func relatedIDs(keys []string) (threads, msgs, claims []int64, err error) {
 	for _, k := range keys {
 		switch {
 		case strings.HasPrefix(k, pircan.ClaimPrefix):
@@ -431,25 +470,25 @@ func relatedExist(ctx context.Context, q *db.Queries, keys []string) error {
 		case strings.HasPrefix(k, pircan.MessagePrefix):
 			msgs = appendOnce(msgs, keyNumber(k, pircan.MessagePrefix))
 		default:
-			return pircan.ErrRelatedNotFound
+			return nil, nil, nil, pircan.ErrRelatedNotFound
 		}
 	}
+	return threads, msgs, claims, nil
+}
+
+// queueRelatedCounts counts which of relates_to's threads, messages and
+// claims exist, a count each (into found, in that order); every key
+// exists when found holds the lists' lengths.
+func queueRelatedCounts(ctx context.Context, p *pipe, threads, msgs, claims []int64, found *[3]int64) {
 	if len(threads) > 0 {
-		if n, err := q.CountForumThreadsIn(ctx, threads); err != nil || int(n) != len(threads) {
-			return orErr(err, pircan.ErrRelatedNotFound)
-		}
+		p.queue(func(q *db.Queries) (err error) { found[0], err = q.CountForumThreadsIn(ctx, threads); return err })
 	}
 	if len(msgs) > 0 {
-		if n, err := q.CountForumMessagesIn(ctx, msgs); err != nil || int(n) != len(msgs) {
-			return orErr(err, pircan.ErrRelatedNotFound)
-		}
+		p.queue(func(q *db.Queries) (err error) { found[1], err = q.CountForumMessagesIn(ctx, msgs); return err })
 	}
 	if len(claims) > 0 {
-		if n, err := q.CountForumClaimsIn(ctx, claims); err != nil || int(n) != len(claims) {
-			return orErr(err, pircan.ErrRelatedNotFound)
-		}
+		p.queue(func(q *db.Queries) (err error) { found[2], err = q.CountForumClaimsIn(ctx, claims); return err })
 	}
-	return nil
 }
 
 func keyNumber(k, prefix string) int64 {

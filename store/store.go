@@ -47,6 +47,7 @@ type Store struct {
 	tokens  *tokenCache // on the agent cache's listener (tokencache.go)
 	// findCounts: how FIND's totals for a text were counted (find.go).
 	findCounts *findCounts
+	trips      *tripCounter // the pool's tracer (pipe.go)
 }
 
 var _ pircan.Store = (*Store)(nil)
@@ -76,17 +77,21 @@ func OpenTimeouts(ctx context.Context, dsn string, t Timeouts) (*Store, error) {
 	if t.Query <= 0 {
 		t.Query = QueryTimeout
 	}
+	trips := &tripCounter{}
+	cfg.ConnConfig.Tracer = trips
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return newStore(pool, t.Query), nil
+	s := newStore(pool, t.Query)
+	s.trips = trips
+	return s, nil
 }
 
 // newStore is a store over pool, its caches empty.
 func newStore(pool *pgxpool.Pool, timeout time.Duration) *Store {
 	return &Store{pool: pool, q: db.New(pool), planned: db.New(perCallPlans{pool}), timeout: timeout,
-		agents: newAgentCache(), tokens: newTokenCache(), findCounts: &findCounts{}}
+		agents: newAgentCache(), tokens: newTokenCache(), findCounts: &findCounts{}, trips: &tripCounter{}}
 }
 
 // perCallPlans runs statements unnamed (pgx's QueryExecModeCacheDescribe:

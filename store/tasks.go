@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -14,48 +13,66 @@ import (
 // AddTask implements pircan.TaskStore: the hourly limit is counted with the
 // requester's row locked (racing tasks from several faces of one agent
 // cannot beat it), and the granting agreement is share-locked until the task
-// references it, so a racing revoke either waits or is seen. Three
-// statements: the lock (and whether the target exists), the agreements, and
-// one for the count, the insert, its audit entry and the notification.
+// references it, so a racing revoke either waits or is seen. A pipelined
+// transaction (pipe.go) of two round trips: the lock (and whether the target
+// exists), the hourly count and the agreements; then, once decided from
+// them, one statement for the insert, its audit entry and the notification,
+// with the commit.
 func (s *Store) AddTask(ctx context.Context, actor pircan.Actor, t pircan.NewTask, l pircan.Limits) (pircan.Task, error) {
-	var out pircan.Task
 	me := actor.AgentID
-	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		if t.To == me {
-			return pircan.ErrSelfContact
-		}
-		if !pircan.ValidID(t.To) {
-			return pircan.ErrUnknownAgent
-		}
-		if ok, err := q.LockTaskRequester(ctx, db.LockTaskRequesterParams{Target: t.To, Requester: me}); err != nil || !ok {
-			return orErr(notFoundOr(err), pircan.ErrUnknownAgent)
-		}
-		active, err := q.TaskAgreements(ctx, db.TaskAgreementsParams{Requester: me, Target: t.To})
-		if err != nil {
+	if t.To == me {
+		return pircan.Task{}, pircan.ErrSelfContact
+	}
+	if !pircan.ValidID(t.To) {
+		return pircan.Task{}, pircan.ErrUnknownAgent
+	}
+	var (
+		targetExists bool
+		lockErr      error
+		count        int64
+		active       []db.TaskAgreementsRow
+		r            db.SendTaskRow
+	)
+	err := s.withPipe(ctx, func(ctx context.Context, p *pipe) error {
+		p.queue(func(q *db.Queries) error {
+			targetExists, lockErr = q.LockTaskRequester(ctx, db.LockTaskRequesterParams{Target: t.To, Requester: me})
+			return nil
+		})
+		p.queue(func(q *db.Queries) (err error) { count, err = q.CountTasksLastHour(ctx, me); return err })
+		p.queue(func(q *db.Queries) (err error) {
+			active, err = q.TaskAgreements(ctx, db.TaskAgreementsParams{Requester: me, Target: t.To})
 			return err
+		})
+		if err := p.send(ctx); err != nil {
+			return err
+		}
+		if lockErr != nil || !targetExists {
+			return orErr(notFoundOr(lockErr), pircan.ErrUnknownAgent)
 		}
 		agreement, skill, err := grantingAgreement(active, t.Skill)
 		if err != nil {
 			return err
+		}
+		if count >= int64(l.TasksHour) {
+			return pircan.ErrRateLimited
 		}
 		e, err := auditEntry(actor, "task.sent", "", map[string]any{"to": t.To, "agreement": agreement,
 			"skill": skill, "size": len(t.Text)})
 		if err != nil {
 			return err
 		}
-		r, err := q.SendTask(ctx, db.SendTaskParams{Requester: me, Target: t.To, AgreementID: agreement,
-			Skill: skill, Text: t.Text, TasksHour: int64(l.TasksHour), ActorAccount: e.ActorAccount,
-			ActorAgent: e.ActorAgent, Action: e.Action, Details: e.Details, NotifyType: pircan.NotifyTaskRequest})
-		if errors.Is(err, errNoRows) {
-			return pircan.ErrRateLimited
-		}
-		if err != nil {
+		p.queue(func(q *db.Queries) (err error) {
+			r, err = q.SendTask(ctx, db.SendTaskParams{Requester: me, Target: t.To, AgreementID: agreement,
+				Skill: skill, Text: t.Text, ActorAccount: e.ActorAccount, ActorAgent: e.ActorAgent, Action: e.Action,
+				Details: e.Details, NotifyType: pircan.NotifyTaskRequest})
 			return err
-		}
-		out = task(db.TaskOfRow(r))
-		return nil
+		})
+		return nil // withPipe sends it with the commit
 	})
-	return out, err
+	if err != nil {
+		return pircan.Task{}, err
+	}
+	return task(db.TaskOfRow(r)), nil
 }
 
 // grantingAgreement picks, among the active agreements the requester asked

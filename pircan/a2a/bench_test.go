@@ -331,22 +331,28 @@ func BenchmarkA2ASend(b *testing.B) {
 			}
 		}
 		var floor, sends []time.Duration
+		var trips [2]int64 // the store's round trips of the floor's calls and the sends'
 		b.ResetTimer()
 		for i := range b.N {
 			pair := []struct {
-				one func(*benchClient, *testing.B) error
-				to  *[]time.Duration
-			}{{(*benchClient).floor, &floor}, {send, &sends}}
+				one   func(*benchClient, *testing.B) error
+				to    *[]time.Duration
+				trips *int64
+			}{{(*benchClient).floor, &floor, &trips[0]}, {send, &sends, &trips[1]}}
 			for k := range pair {
 				p := pair[(i+k)%2]
+				t0 := shared.RoundTrips()
 				s := time.Now()
 				if err := p.one(c, b); err != nil {
 					b.Fatal(err)
 				}
 				*p.to = append(*p.to, time.Since(s))
+				*p.trips += shared.RoundTrips() - t0
 			}
 		}
 		b.StopTimer()
+		b.ReportMetric(float64(trips[0])/float64(b.N), "floor-trips/op")
+		b.ReportMetric(float64(trips[1])/float64(b.N), "send-trips/op")
 		fp50, fp99 := percentiles(floor)
 		sp50, sp99 := percentiles(sends)
 		b.ReportMetric(fp50, "floor-p50-ms")

@@ -246,7 +246,8 @@ func explainReads(b *testing.B, board, thread, due string) {
 
 // benchForum has the clients make b.N rounds of calls between them, after
 // one untimed round each, and reports each call's p50/p99 (nearest rank),
-// its p50 over its door's floor, MCP over REST, and the calls per second.
+// its p50 over its door's floor, MCP over REST, and the calls per second;
+// at one client (interleave), also each call's round trips to Postgres.
 func benchForum(b *testing.B, clients []*benchClient, calls []benchCall, interleave bool) {
 	for _, c := range clients {
 		for _, k := range calls {
@@ -259,6 +260,7 @@ func benchForum(b *testing.B, clients []*benchClient, calls []benchCall, interle
 	for i := range durs {
 		durs[i] = make([][]time.Duration, len(calls))
 	}
+	trips := make([]int64, len(calls)) // the store's round trips of each call (one client: its own)
 	errs := make([]error, len(clients))
 	run := func(which []int) {
 		var wg sync.WaitGroup
@@ -271,11 +273,15 @@ func benchForum(b *testing.B, clients []*benchClient, calls []benchCall, interle
 				for r := range share {
 					for k := range which {
 						n := which[(r+i+k)%len(which)]
+						t0 := shared.RoundTrips()
 						s := time.Now()
 						if errs[i] = calls[n].do(c); errs[i] != nil {
 							return
 						}
 						durs[i][n] = append(durs[i][n], time.Since(s))
+						if interleave {
+							trips[n] += shared.RoundTrips() - t0
+						}
 					}
 				}
 			})
@@ -317,6 +323,9 @@ func benchForum(b *testing.B, clients []*benchClient, calls []benchCall, interle
 		p50s[k.name] = rank(0.50)
 		b.ReportMetric(rank(0.50), k.name+"-p50-ms")
 		b.ReportMetric(rank(0.99), k.name+"-p99-ms")
+		if interleave {
+			b.ReportMetric(float64(trips[n])/float64(len(all)), k.name+"-trips/op")
+		}
 	}
 	for _, k := range calls {
 		name, door, _ := strings.Cut(k.name, "-")

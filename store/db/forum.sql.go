@@ -329,18 +329,6 @@ func (q *Queries) ForumAccountRights(ctx context.Context, accountFolded string) 
 	return rights, err
 }
 
-const forumAgentOf = `-- name: ForumAgentOf :one
-SELECT agent_id FROM agent_accounts WHERE account_folded = $1
-`
-
-// The agent of an account that comes to be due (NOTIFY forum goes to it).
-func (q *Queries) ForumAgentOf(ctx context.Context, accountFolded string) (string, error) {
-	row := q.db.QueryRow(ctx, forumAgentOf, accountFolded)
-	var agent_id string
-	err := row.Scan(&agent_id)
-	return agent_id, err
-}
-
 const forumBoardByID = `-- name: ForumBoardByID :one
 SELECT id, slug, name, description, created_by, created_at, threads FROM forum_boards WHERE id = $1
 `
@@ -647,11 +635,11 @@ func (q *Queries) InsertForumEvent(ctx context.Context, arg InsertForumEventPara
 
 const insertForumMessage = `-- name: InsertForumMessage :one
 WITH ins AS (
-    INSERT INTO forum_messages (thread_id, kind, body, parent_id, relates_to, author_account, author_folded, author_ext,
+    INSERT INTO forum_messages (id, thread_id, kind, body, parent_id, relates_to, author_account, author_folded, author_ext,
         author_agent, provenance, to_account, to_ext, awaiting)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-        $9, $10, $11, $12, $13)
-    RETURNING id, created_at, author_folded, author_ext
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
+        $10, $11, $12, $13, $14)
+    RETURNING created_at, author_folded, author_ext
 ), remembered AS (
     INSERT INTO forum_extensions (account_folded, ext, used_at)
     SELECT author_folded, author_ext, created_at FROM ins WHERE author_ext <> ''
@@ -661,12 +649,13 @@ WITH ins AS (
     WHERE ins.author_ext <> '' AND f.account_folded = ins.author_folded AND f.ext <> ins.author_ext
       AND f.ext NOT IN (SELECT k.ext FROM forum_extensions k
                         WHERE k.account_folded = ins.author_folded AND k.ext <> ins.author_ext
-                        ORDER BY k.used_at DESC, k.ext LIMIT $14::int - 1)
+                        ORDER BY k.used_at DESC, k.ext LIMIT $15::int - 1)
 )
-SELECT id, created_at FROM ins
+SELECT created_at FROM ins
 `
 
 type InsertForumMessageParams struct {
+	ID            int64
 	ThreadID      int64
 	Kind          string
 	Body          string
@@ -683,18 +672,15 @@ type InsertForumMessageParams struct {
 	Keep          int32
 }
 
-type InsertForumMessageRow struct {
-	ID        int64
-	CreatedAt time.Time
-}
-
-// A message, and its extension remembered (forum_extensions) in the same
-// statement: the extension's row upserted, the account's other rows beyond
-// the newest @keep - 1 forgotten (the statement's snapshot does not see the
-// upsert, so the extension written is left out of both sides). The caller
-// holds LockForumLine: an account's rows have one writer at a time.
-func (q *Queries) InsertForumMessage(ctx context.Context, arg InsertForumMessageParams) (InsertForumMessageRow, error) {
+// A message (its id taken by NextForumMessageID), and its extension
+// remembered (forum_extensions) in the same statement: the extension's row
+// upserted, the account's other rows beyond the newest @keep - 1 forgotten
+// (the statement's snapshot does not see the upsert, so the extension
+// written is left out of both sides). The caller holds LockForumLine: an
+// account's rows have one writer at a time.
+func (q *Queries) InsertForumMessage(ctx context.Context, arg InsertForumMessageParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, insertForumMessage,
+		arg.ID,
 		arg.ThreadID,
 		arg.Kind,
 		arg.Body,
@@ -710,18 +696,18 @@ func (q *Queries) InsertForumMessage(ctx context.Context, arg InsertForumMessage
 		arg.Awaiting,
 		arg.Keep,
 	)
-	var i InsertForumMessageRow
-	err := row.Scan(&i.ID, &i.CreatedAt)
-	return i, err
+	var created_at time.Time
+	err := row.Scan(&created_at)
+	return created_at, err
 }
 
-const insertForumThread = `-- name: InsertForumThread :one
-INSERT INTO forum_threads (board_id, creator_account, creator_folded, creator_ext, title)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id
+const insertForumThread = `-- name: InsertForumThread :exec
+INSERT INTO forum_threads (id, board_id, creator_account, creator_folded, creator_ext, title)
+VALUES ($1, $2, $3, $4, $5, $6)
 `
 
 type InsertForumThreadParams struct {
+	ID             int64
 	BoardID        int64
 	CreatorAccount string
 	CreatorFolded  string
@@ -729,17 +715,16 @@ type InsertForumThreadParams struct {
 	Title          string
 }
 
-func (q *Queries) InsertForumThread(ctx context.Context, arg InsertForumThreadParams) (int64, error) {
-	row := q.db.QueryRow(ctx, insertForumThread,
+func (q *Queries) InsertForumThread(ctx context.Context, arg InsertForumThreadParams) error {
+	_, err := q.db.Exec(ctx, insertForumThread,
+		arg.ID,
 		arg.BoardID,
 		arg.CreatorAccount,
 		arg.CreatorFolded,
 		arg.CreatorExt,
 		arg.Title,
 	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+	return err
 }
 
 const listForumBoards = `-- name: ListForumBoards :many
@@ -1059,6 +1044,50 @@ func (q *Queries) LockForumThread(ctx context.Context, id int64) (LockForumThrea
 		&i.Slug,
 	)
 	return i, err
+}
+
+const nextForumMessageID = `-- name: NextForumMessageID :one
+SELECT nextval(pg_get_serial_sequence('forum_messages', 'id'))::bigint AS id
+`
+
+// A message's id, taken with the post's first reads (after the thread's
+// row is locked: a thread's messages are numbered in the order they are
+// written), so that the writes that name it go at once with the commit.
+func (q *Queries) NextForumMessageID(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, nextForumMessageID)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const nextForumThreadID = `-- name: NextForumThreadID :one
+SELECT nextval(pg_get_serial_sequence('forum_threads', 'id'))::bigint AS id
+`
+
+// A new thread's id, taken with the post's first reads, so that its
+// statements can be sent at once (store/pipe.go).
+func (q *Queries) NextForumThreadID(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, nextForumThreadID)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const notifyForumDue = `-- name: NotifyForumDue :exec
+INSERT INTO notifications (agent_id, type)
+SELECT agent_id, $1::text FROM agent_accounts WHERE account_folded = $2
+`
+
+type NotifyForumDueParams struct {
+	Type          string
+	AccountFolded string
+}
+
+// NOTIFY forum for the agent of an account that comes to be due (none if
+// the account has no agent), in one statement.
+func (q *Queries) NotifyForumDue(ctx context.Context, arg NotifyForumDueParams) error {
+	_, err := q.db.Exec(ctx, notifyForumDue, arg.Type, arg.AccountFolded)
+	return err
 }
 
 const ownsForumCreator = `-- name: OwnsForumCreator :one

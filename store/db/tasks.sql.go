@@ -57,6 +57,8 @@ SELECT count(*) FROM tasks WHERE requester = $1 AND created_at > now() - interva
 // (LockAgent, handshake.sql), so its hourly count cannot be beaten by racing
 // tasks; an answer or a cancel locks the task's row, so of two racing ones
 // exactly one finds it open.
+// Read after LockTaskRequester, in its transaction: its snapshot then
+// holds every task of an earlier holder of the lock.
 func (q *Queries) CountTasksLastHour(ctx context.Context, requester string) (int64, error) {
 	row := q.db.QueryRow(ctx, countTasksLastHour, requester)
 	var count int64
@@ -191,10 +193,9 @@ type LockTaskRequesterParams struct {
 	Requester string
 }
 
-// Serialises one requester's tasks (its hourly count is taken by SendTask,
-// a later statement of the same transaction, whose snapshot then holds
-// every task of an earlier holder), and says whether the target exists:
-// one round trip. NO KEY: the tasks' foreign keys need a share lock on it.
+// Serialises one requester's tasks (its hourly count, CountTasksLastHour,
+// is read after it in the same transaction), and says whether the target
+// exists. NO KEY: the tasks' foreign keys need a share lock on it.
 func (q *Queries) LockTaskRequester(ctx context.Context, arg LockTaskRequesterParams) (bool, error) {
 	row := q.db.QueryRow(ctx, lockTaskRequester, arg.Target, arg.Requester)
 	var target_exists bool
@@ -203,19 +204,15 @@ func (q *Queries) LockTaskRequester(ctx context.Context, arg LockTaskRequesterPa
 }
 
 const sendTask = `-- name: SendTask :one
-WITH recent AS (
-    SELECT count(*) AS n FROM tasks c
-    WHERE c.requester = $1 AND c.created_at > now() - interval '1 hour'
-), ins AS (
+WITH ins AS (
     INSERT INTO tasks (requester, target, agreement_id, skill, text)
-    SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text
-    FROM recent WHERE recent.n < $6::bigint
+    VALUES ($1::uuid, $2::uuid, $3::uuid, $4::text, $5::text)
     RETURNING id, requester, target, agreement_id, skill, text, state, answer, created_at, answered_at
 ), audited AS (
     INSERT INTO audit_log (actor_account, actor_agent, action, subject, details)
-    SELECT $7::text, $8::uuid, $9::text, ins.id::text, $10::jsonb FROM ins
+    SELECT $6::text, $7::uuid, $8::text, ins.id::text, $9::jsonb FROM ins
 ), notified AS (
-    INSERT INTO notifications (agent_id, type) SELECT ins.target, $11::text FROM ins
+    INSERT INTO notifications (agent_id, type) SELECT ins.target, $10::text FROM ins
 )
 SELECT ins.id, ins.requester, r.name AS requester_name, ins.target, g.name AS target_name, ins.agreement_id,
        ins.skill, ins.text, ins.state, ins.answer, ins.created_at, ins.answered_at
@@ -230,7 +227,6 @@ type SendTaskParams struct {
 	AgreementID  string
 	Skill        string
 	Text         string
-	TasksHour    int64
 	ActorAccount string
 	ActorAgent   *string
 	Action       string
@@ -253,9 +249,10 @@ type SendTaskRow struct {
 	AnsweredAt    pgtype.Timestamptz
 }
 
-// A task's hourly count, its insert, its audit entry and the target's
-// notification in one statement, returning the task as TaskOf does (no
-// row: the hourly limit). Run after LockTaskRequester and TaskAgreements.
+// A task's insert, its audit entry and the target's notification in one
+// statement, returning the task as TaskOf does. Sent with the commit, once
+// the core has decided from LockTaskRequester, CountTasksLastHour and
+// TaskAgreements (store/tasks.go).
 func (q *Queries) SendTask(ctx context.Context, arg SendTaskParams) (SendTaskRow, error) {
 	row := q.db.QueryRow(ctx, sendTask,
 		arg.Requester,
@@ -263,7 +260,6 @@ func (q *Queries) SendTask(ctx context.Context, arg SendTaskParams) (SendTaskRow
 		arg.AgreementID,
 		arg.Skill,
 		arg.Text,
-		arg.TasksHour,
 		arg.ActorAccount,
 		arg.ActorAgent,
 		arg.Action,
