@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/creatimus/pircan/internal/bottest"
+	"github.com/creatimus/pircan/internal/latency"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -22,10 +23,13 @@ import (
 // 24"): SEND → INBOX at P=50 (BenchmarkSendInbox's operation, 50 agent
 // pairs at once) against pgbench on the bot's own database, 50 clients, a
 // transaction of one INSERT and one UPDATE (each client its own row to
-// update, so only the commits are shared: what bounds a write). The two
-// alternate, three rounds each: the SEND → INBOX share of a round, then
+// update, so only the commits are shared: what bounds a write). They
+// alternate, three rounds each: the same share of operations against
+// internal/echobot (two round trips through the same IRC server and
+// clients, no work: the IRC path's own rate), then SEND → INBOX, then
 // pgbench for as long as that took (whole seconds, at least one).
-// Reports both rates and pircan/pgbench (judged ≥ 0.5). Needs pgbench
+// Reports the three rates, pircan/pgbench (judged ≥ 0.5) and pircan/echo,
+// and the p50 of the SEND round trip and of the INBOX one. Needs pgbench
 // (Debian: postgresql-client), else it is skipped.
 //
 //	go test -run '^$' -bench 'SendInboxPgbench' -benchtime 3000x -timeout 20m ./pircan/bot/
@@ -78,10 +82,17 @@ func BenchmarkSendInboxPgbench(b *testing.B) {
 		return strconv.ParseFloat(string(m[1]), 64)
 	}
 
+	echoNick := startEchoBot(b, bot)
+
+	// ops runs n operations over the pairs, each pair its share in
+	// sequence, and returns the wall time and every operation's SEND round
+	// trip and whole time.
 	seq := 0
-	ops := func(n int) (time.Duration, error) { // n operations over the pairs
+	type opFunc func(ctx context.Context, pr *msgPair, seq int) (send, total time.Duration, err error)
+	ops := func(n int, op opFunc) (wall time.Duration, sends, totals []time.Duration, err error) {
 		var wg sync.WaitGroup
 		errs := make([]error, len(pairs))
+		times := make([][2][]time.Duration, len(pairs))
 		start := time.Now()
 		for i, pr := range pairs {
 			share := n / len(pairs)
@@ -91,38 +102,62 @@ func BenchmarkSendInboxPgbench(b *testing.B) {
 			base := seq
 			wg.Go(func() {
 				for k := range share {
-					if _, errs[i] = sendInboxOp(ctx, pr, bot.Nick, base+k); errs[i] != nil {
+					s, t, err := op(ctx, pr, base+k)
+					if errs[i] = err; err != nil {
 						return
 					}
+					times[i][0], times[i][1] = append(times[i][0], s), append(times[i][1], t)
 				}
 			})
 		}
 		wg.Wait()
+		wall = time.Since(start)
 		seq += n
-		for _, err := range errs {
+		for i, err := range errs {
 			if err != nil {
-				return 0, err
+				return 0, nil, nil, err
 			}
+			sends, totals = append(sends, times[i][0]...), append(totals, times[i][1]...)
 		}
-		return time.Since(start), nil
+		return wall, sends, totals, nil
 	}
-	if _, err := ops(len(pairs)); err != nil { // warm-up
+	pircanOp := func(ctx context.Context, pr *msgPair, seq int) (time.Duration, time.Duration, error) {
+		return sendInboxSplit(ctx, pr, bot.Nick, seq)
+	}
+	echo := func(ctx context.Context, pr *msgPair, seq int) (time.Duration, time.Duration, error) {
+		d, err := echoOp(ctx, pr, echoNick, seq)
+		return 0, d, err
+	}
+	if _, _, _, err := ops(len(pairs), pircanOp); err != nil { // warm-up
+		b.Fatal(err)
+	}
+	if _, _, _, err := ops(len(pairs), echo); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	var wall, pgWall time.Duration
+	var wall, echoWall, pgWall time.Duration
 	var pgTx float64
+	var sends, inboxes []time.Duration
 	const rounds = 3
 	for r := range rounds {
 		n := b.N / rounds
 		if r < b.N%rounds {
 			n++
 		}
-		d, err := ops(n)
+		d, _, _, err := ops(n, echo)
+		if err != nil {
+			b.Fatal(err)
+		}
+		echoWall += d
+		d, s, t, err := ops(n, pircanOp)
 		if err != nil {
 			b.Fatal(err)
 		}
 		wall += d
+		sends = append(sends, s...)
+		for i := range s {
+			inboxes = append(inboxes, t[i]-s[i])
+		}
 		secs := max(int(math.Round(d.Seconds())), 1)
 		tps, err := runPgbench(secs)
 		if err != nil {
@@ -133,9 +168,14 @@ func BenchmarkSendInboxPgbench(b *testing.B) {
 	}
 	b.StopTimer()
 	msgs := float64(b.N) / wall.Seconds()
+	echoMsgs := float64(b.N) / echoWall.Seconds()
 	tps := pgTx / pgWall.Seconds()
 	b.ReportMetric(msgs, "msgs/s")
+	b.ReportMetric(echoMsgs, "echo-msgs/s")
 	b.ReportMetric(tps, "pgbench-tps")
+	b.ReportMetric(latency.Millis(latency.Percentile(sends, 50)), "send-p50-ms")
+	b.ReportMetric(latency.Millis(latency.Percentile(inboxes, 50)), "inbox-p50-ms")
+	b.ReportMetric(msgs/echoMsgs, "pircan/echo")
 	b.ReportMetric(msgs/tps, "pircan/pgbench")
 }
 

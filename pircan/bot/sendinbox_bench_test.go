@@ -238,26 +238,34 @@ func runPairs(b *testing.B, pairs []*msgPair, op func(context.Context, *msgPair,
 // sendInboxOp is one timed operation against PIRCAN: SEND, then INBOX by
 // the recipient. The checks of the INBOX come after the clock stops.
 func sendInboxOp(ctx context.Context, pr *msgPair, botNick string, seq int) (time.Duration, error) {
+	_, d, err := sendInboxSplit(ctx, pr, botNick, seq)
+	return d, err
+}
+
+// sendInboxSplit is sendInboxOp that also says how long the SEND's round
+// trip took (the rest is the INBOX's).
+func sendInboxSplit(ctx context.Context, pr *msgPair, botNick string, seq int) (send, total time.Duration, err error) {
 	text := fmt.Sprintf("Benchmark message %d of pair %d: sample data is ready.", seq, pr.index)
 	start := time.Now()
 	if err := pr.from.Privmsg(botNick, `PIRCAN/1 SEND {"to":"`+pr.toID+`","text":"`+text+`"}`); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	sendLine, err := nextFromBot(ctx, pr.from, pr.fromBot)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	send = time.Since(start)
 	if !strings.HasPrefix(sendLine, irc.Prefix+" SEND ") {
-		return 0, fmt.Errorf("SEND: %s", sendLine)
+		return 0, 0, fmt.Errorf("SEND: %s", sendLine)
 	}
 	if err := pr.to.Privmsg(botNick, `PIRCAN/1 INBOX {"limit":10}`); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var lines []string
 	for {
 		line, err := nextFromBot(ctx, pr.to, pr.toBot)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		lines = append(lines, line)
 		if strings.HasPrefix(line, irc.Prefix+" INBOX-END ") || strings.HasPrefix(line, irc.Prefix+" ERROR ") {
@@ -268,13 +276,13 @@ func sendInboxOp(ctx context.Context, pr *msgPair, botNick string, seq int) (tim
 
 	sent, err := bottest.ParseReply(sendLine)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var items []bottest.Reply
 	for _, l := range lines {
 		r, err := bottest.ParseReply(l)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		items = append(items, r)
 	}
@@ -282,15 +290,15 @@ func sendInboxOp(ctx context.Context, pr *msgPair, botNick string, seq int) (tim
 	msgs := bottest.JoinMessages(items[:len(items)-1])
 	switch {
 	case end.Verb != "INBOX-END":
-		return 0, fmt.Errorf("INBOX: %s", end.Raw)
+		return 0, 0, fmt.Errorf("INBOX: %s", end.Raw)
 	case len(msgs) == 0:
-		return 0, fmt.Errorf("message %s missing from the INBOX: %s", sent.Str("message_id"), end.Raw)
+		return 0, 0, fmt.Errorf("message %s missing from the INBOX: %s", sent.Str("message_id"), end.Raw)
 	case len(msgs) > 1 || end.Int("returned") != 1 || end.Int("total") != 1:
-		return 0, fmt.Errorf("INBOX returned %d messages (duplicated or extra), end %s", len(msgs), end.Raw)
+		return 0, 0, fmt.Errorf("INBOX returned %d messages (duplicated or extra), end %s", len(msgs), end.Raw)
 	case msgs[0].Verb != "MESSAGE" || msgs[0].Str("message_id") != sent.Str("message_id") || msgs[0].Str("text") != text:
-		return 0, fmt.Errorf("INBOX returned another message: %s, want %s with %q", msgs[0].Raw, sent.Str("message_id"), text)
+		return 0, 0, fmt.Errorf("INBOX returned another message: %s, want %s with %q", msgs[0].Raw, sent.Str("message_id"), text)
 	}
-	return d, nil
+	return send, d, nil
 }
 
 // nextFromBot returns the next NOTICE text from PIRCAN to c, reading and
