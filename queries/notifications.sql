@@ -22,3 +22,8 @@ SELECT count(*) FROM (
     WHERE delivered_at IS NULL AND created_at > now() - interval '24 hours'
     LIMIT @max_rows
 ) AS waiting;
+
+-- name: ReleaseNotifyWake :exec
+-- Before a claim, in its transaction (schema 00071): waits for the writers
+-- that found the wake row, and lets the next notification wake again.
+DELETE FROM notify_wakes WHERE agent_id = @agent_id;

@@ -71,27 +71,27 @@ func (s *Store) AuditLatest(ctx context.Context, n int) ([]AuditEntry, error) {
 }
 
 // AuditFollow calls emit for every entry after afterID, then for each new
-// one as it is appended, until ctx ends (then it returns nil). It listens on
-// pircan_audit and reads by id, so no entry is missed between a notification
-// and the read; and it emits a row only once no transaction that may still
-// commit a lower id is open (auditSettle), so a late commit is not skipped
-// either. A lost database connection (a restart: 57P01, a network
+// one as it is appended, until ctx ends (then it returns nil). It reads by
+// id every auditPoll (schema 00070: a NOTIFY per entry serialised every
+// audited commit), and it emits a row only once no transaction that may
+// still commit a lower id is open (auditSettle), so a late commit is not
+// skipped. A lost database connection (a restart: 57P01, a network
 // error) does not end it: it reports the error to lost (if not nil), waits
-// (backoff), LISTENs again and then catches up by id from the last entry it
+// (backoff), connects again and then catches up by id from the last entry it
 // emitted, so a restart leaves no gap and no duplicate. Other errors (emit's,
 // or the database refusing the query) end it.
 func (s *Store) AuditFollow(ctx context.Context, afterID int64, emit func(AuditEntry) error,
 	lost func(err error, retryIn time.Duration)) error {
 	b := backoff.New(200*time.Millisecond, 5*time.Second)
 	for {
-		listening, err := s.auditFollowOnce(ctx, &afterID, emit)
+		connected, err := s.auditFollowOnce(ctx, &afterID, emit)
 		switch {
 		case ctx.Err() != nil:
 			return nil
 		case !retryable(err):
 			return err
 		}
-		if listening {
+		if connected {
 			b.Reset()
 		}
 		wait := b.Next()
@@ -106,10 +106,13 @@ func (s *Store) AuditFollow(ctx context.Context, afterID int64, emit func(AuditE
 	}
 }
 
-// auditFollowOnce follows on one connection until it fails; listening says
-// whether it got as far as LISTEN (the connection worked).
-func (s *Store) auditFollowOnce(ctx context.Context, afterID *int64, emit func(AuditEntry) error) (listening bool, err error) {
-	conn, err := s.listenConn(ctx, "pircan_audit")
+// auditPoll is how often audit --follow looks for new entries.
+const auditPoll = 250 * time.Millisecond
+
+// auditFollowOnce follows on one connection until it fails; connected says
+// whether the connection worked.
+func (s *Store) auditFollowOnce(ctx context.Context, afterID *int64, emit func(AuditEntry) error) (connected bool, err error) {
+	conn, err := s.ownConn(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -141,11 +144,10 @@ func (s *Store) auditFollowOnce(ctx context.Context, afterID *int64, emit func(A
 			}
 			continue // until a read finds nothing new
 		}
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err = conn.WaitForNotification(wctx)
-		cancel()
-		if err != nil && (ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded)) {
-			return true, err
+		select {
+		case <-ctx.Done():
+			return true, ctx.Err()
+		case <-time.After(auditPoll):
 		}
 	}
 }

@@ -9,9 +9,15 @@ import (
 
 // ClaimNotices takes an agent's waiting notifications (the last 24 hours)
 // for delivery and returns one Notice per type with the count as of now.
+// It first releases the agent's wake (schema 00071), which waits for the
+// writers that skipped their NOTIFY because of it: the claim, a later
+// statement, sees what they wrote, and the next notification wakes again.
 func (s *Store) ClaimNotices(ctx context.Context, agentID string) ([]pircan.Notification, error) {
 	var out []pircan.Notification
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
+		if err := q.ReleaseNotifyWake(ctx, agentID); err != nil {
+			return err
+		}
 		types, err := q.ClaimNotifications(ctx, agentID)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +31,13 @@ const QueryTimeout = 5 * time.Second
 // whose client hung up at the deadline would otherwise wait on for the lock
 // while still holding the ones its transaction took before.
 const LockTimeout = 3 * time.Second
+
+// DefaultPoolConns is the pool's size when the database URL does not set
+// pool_max_conns (pgxpool's own default is 4 on two cores): as many as the
+// bot's request workers, so that concurrent writers share their commits'
+// flushes; with 4, SEND → INBOX at 50 pairs queued for a connection
+// (BENCHMARKS.md "Target 5"). Connections are opened as needed.
+const DefaultPoolConns = 16
 
 // Timeouts are a store's bounds; the zero value means the defaults above.
 // Lock 0 leaves the server's lock_timeout alone (tests of the deadline).
@@ -79,6 +87,9 @@ func OpenTimeouts(ctx context.Context, dsn string, t Timeouts) (*Store, error) {
 	}
 	trips := &tripCounter{}
 	cfg.ConnConfig.Tracer = trips
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = DefaultPoolConns
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -207,16 +218,25 @@ func (s *Store) Listen(ctx context.Context, channel string, ready func(), fn fun
 // listenConn takes a connection out of the pool for LISTEN: it is closed,
 // never returned, so no later user inherits the subscription.
 func (s *Store) listenConn(ctx context.Context, channel string) (*pgx.Conn, error) {
-	pc, err := s.pool.Acquire(ctx)
+	conn, err := s.ownConn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	conn := pc.Hijack()
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		conn.Close(context.Background())
 		return nil, err
 	}
 	return conn, nil
+}
+
+// ownConn takes a connection out of the pool for the caller to keep (and
+// close).
+func (s *Store) ownConn(ctx context.Context) (*pgx.Conn, error) {
+	pc, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pc.Hijack(), nil
 }
 
 // A query is one sqlc statement named by its method expression

@@ -116,9 +116,10 @@ func (n *notifier) wake(ctx context.Context, agentID string) {
 	run := func() {
 		if !n.offer(func() { n.deliver(ctx, agentID) }) {
 			n.mu.Lock()
-			delete(n.scheduled, agentID) // the next wake tries again
+			delete(n.scheduled, agentID)
 			n.mu.Unlock()
-			n.b.log.Warn().Str("agent", agentID).Msg("notification workers busy; NOTIFY waits for the next wake")
+			n.b.log.Warn().Str("agent", agentID).Msg("notification workers busy; NOTIFY tried again later")
+			n.retry(ctx, agentID)
 		}
 	}
 	if !recent {
@@ -150,7 +151,11 @@ func (n *notifier) deliver(ctx context.Context, agentID string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	nick, account, release := n.where(ctx, agentID)
+	nick, account, release, failed := n.where(ctx, agentID)
+	if failed {
+		n.retry(ctx, agentID)
+		return
+	}
 	if nick == "" {
 		n.b.log.Debug().Str("agent", agentID).Msg("agent not visible; NOTIFY waits")
 		return // not visible: it waits (up to 24 hours) for the agent to appear
@@ -158,7 +163,8 @@ func (n *notifier) deliver(ctx context.Context, agentID string) {
 	notices, err := n.b.store.ClaimNotices(ctx, agentID)
 	if err != nil {
 		release() // no line follows
-		n.b.log.Warn().Err(err).Str("agent", agentID).Msg("notifications not delivered; will retry when the agent appears")
+		n.b.log.Warn().Err(err).Str("agent", agentID).Msg("notifications not delivered; tried again later")
+		n.retry(ctx, agentID)
 		return
 	}
 	n.b.log.Debug().Str("agent", agentID).Str("account", account).Int("types", len(notices)).Msg("NOTIFY")
@@ -178,6 +184,18 @@ func (n *notifier) deliver(ctx context.Context, agentID string) {
 	n.b.reply(irc.Sender{Account: account}, replies)
 }
 
+// retry wakes agentID again after notifyGap. A delivery that failed for a
+// passing reason (the database, a WHO unanswered, the workers full) is not
+// woken again by the agent's next notification: the agent's wake row
+// (schema 00071) keeps that one silent until a delivery claims.
+func (n *notifier) retry(ctx context.Context, agentID string) {
+	time.AfterFunc(notifyGap, func() {
+		if ctx.Err() == nil {
+			n.wake(ctx, agentID)
+		}
+	})
+}
+
 // requeue puts back a claimed notification whose NOTIFY was not written.
 func (n *notifier) requeue(ctx context.Context, agentID, kind string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -190,10 +208,11 @@ func (n *notifier) requeue(ctx context.Context, agentID, kind string) {
 // where finds the nick to notify: seen with one of the agent's accounts
 // and, asked now, still logged in to it. The nick is then on the MONITOR
 // list for the account's NOTIFYs: release takes it off when none follows.
-func (n *notifier) where(ctx context.Context, agentID string) (nick, account string, release func()) {
+// failed says no nick was found because the database or a WHO failed.
+func (n *notifier) where(ctx context.Context, agentID string) (nick, account string, release func(), failed bool) {
 	accounts, err := n.b.store.AccountsOf(ctx, agentID)
 	if err != nil {
-		return "", "", nil
+		return "", "", nil, true
 	}
 	for _, account := range accounts {
 		nick, ok := n.b.conn.Presence().Nick(account)
@@ -206,7 +225,8 @@ func (n *notifier) where(ctx context.Context, agentID string) (nick, account str
 		now, online, err := n.b.conn.WhoAccount(ctx, nick)
 		if err != nil {
 			release()
-			n.b.log.Debug().Err(err).Str("nick", nick).Msg("WHO failed; NOTIFY waits")
+			n.b.log.Debug().Err(err).Str("nick", nick).Msg("WHO failed; NOTIFY tried again later")
+			failed = true
 			continue
 		}
 		if !online || pircan.FoldAccount(now) != pircan.FoldAccount(account) {
@@ -215,7 +235,7 @@ func (n *notifier) where(ctx context.Context, agentID string) (nick, account str
 			n.b.conn.Presence().Forget(account, nick) // the nick left or changed hands
 			continue
 		}
-		return nick, account, release
+		return nick, account, release, false
 	}
-	return "", "", nil
+	return "", "", nil, failed
 }

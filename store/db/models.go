@@ -273,6 +273,10 @@ type Notification struct {
 	DeliveredAt pgtype.Timestamptz
 }
 
+type NotifyWake struct {
+	AgentID string
+}
+
 type Owner struct {
 	AccountFolded string
 	Account       string

@@ -115,3 +115,14 @@ func (q *Queries) InsertNotification(ctx context.Context, arg InsertNotification
 	_, err := q.db.Exec(ctx, insertNotification, arg.AgentID, arg.Type)
 	return err
 }
+
+const releaseNotifyWake = `-- name: ReleaseNotifyWake :exec
+DELETE FROM notify_wakes WHERE agent_id = $1
+`
+
+// Before a claim, in its transaction (schema 00071): waits for the writers
+// that found the wake row, and lets the next notification wake again.
+func (q *Queries) ReleaseNotifyWake(ctx context.Context, agentID string) error {
+	_, err := q.db.Exec(ctx, releaseNotifyWake, agentID)
+	return err
+}
