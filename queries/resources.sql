@@ -3,11 +3,10 @@
 -- total size cannot be beaten by racing publications.
 --
 -- readable, in every statement that lists or reads: the viewer published
--- it, or it is public, or the viewer holds an active agreement (not
--- revoked, not expired) that it asked for (requester) and the publisher
--- accepted (target), granting resource:read. Computed per returned row
--- only: a page is at most 10 rows, each an index probe on
--- agreements_requester.
+-- it, or it is public, or its publisher granted the viewer resource:read
+-- (resource_grants, schema 00080: an active agreement the viewer asked
+-- for). Computed per returned row only: a page is at most 10 rows, each an
+-- index probe on agreements_requester.
 
 -- name: CountResourcePublications :one
 -- Publications of the last hour, from the audit log: a deleted or removed
@@ -38,61 +37,36 @@ SELECT count(*) FROM (
     WHERE (sqlc.narg('q')::text IS NULL OR r.title_folded LIKE '%' || sqlc.narg('q')::text || '%')
       AND (sqlc.narg('tag')::text IS NULL OR r.tags_folded @> ARRAY[sqlc.narg('tag')::text])
       AND (sqlc.narg('by')::uuid IS NULL OR r.agent_id = sqlc.narg('by')::uuid)
-      AND (NOT @readable_only::boolean OR (r.agent_id = @viewer::uuid OR r.access = 'public' OR EXISTS (
-            SELECT 1 FROM agreements g
-            WHERE g.requester = @viewer::uuid AND g.target = r.agent_id
-              AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
+      AND (NOT @readable_only::boolean OR r.agent_id = @viewer::uuid OR r.access = 'public'
+           OR EXISTS (SELECT 1 FROM resource_grants g WHERE g.reader = @viewer::uuid AND g.publisher = r.agent_id))
     LIMIT @cap) AS s;
 
 -- name: ListResources :many
--- A page for a filter with many matches (counted first): walking the
--- newest-first index (resources_created, or resources_agent for by) meets
--- a page at once.
+-- A page, its total counted first. For a filter with many matches (few
+-- false), walking the newest-first index (resources_created, or
+-- resources_agent for by) meets a page at once. For one with few (few
+-- true), the sort key is an expression so that the planner cannot walk
+-- that index, where a rare match among the oldest resources would cost a
+-- scan of the whole library: it takes the GIN indexes and sorts the few
+-- rows (FindFewAgents). Planned per call (perCallPlans), so few is a
+-- constant when planned and the CASE is gone from the plan.
 SELECT r.id, r.title, r.tags, r.access, r.media_type, r.size, r.created_at, r.agent_id, a.name AS agent_name,
-       (r.agent_id = @viewer::uuid OR r.access = 'public' OR EXISTS (
-            SELECT 1 FROM agreements g
-            WHERE g.requester = @viewer::uuid AND g.target = r.agent_id
-              AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes)))::boolean AS readable
+       (r.agent_id = @viewer::uuid OR r.access = 'public'
+        OR EXISTS (SELECT 1 FROM resource_grants g WHERE g.reader = @viewer::uuid AND g.publisher = r.agent_id))::boolean AS readable
 FROM resources r
 JOIN agents a ON a.id = r.agent_id
 WHERE (sqlc.narg('q')::text IS NULL OR r.title_folded LIKE '%' || sqlc.narg('q')::text || '%')
   AND (sqlc.narg('tag')::text IS NULL OR r.tags_folded @> ARRAY[sqlc.narg('tag')::text])
   AND (sqlc.narg('by')::uuid IS NULL OR r.agent_id = sqlc.narg('by')::uuid)
-  AND (NOT @readable_only::boolean OR (r.agent_id = @viewer::uuid OR r.access = 'public' OR EXISTS (
-        SELECT 1 FROM agreements g
-        WHERE g.requester = @viewer::uuid AND g.target = r.agent_id
-          AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
-ORDER BY r.created_at DESC, r.id
-LIMIT @lim OFFSET @off;
-
--- name: ListFewResources :many
--- ListResources for a filter with few matches: the sort key is an
--- expression so that the planner cannot walk the newest-first index, where
--- a rare match among the oldest resources would cost a scan of the whole
--- library; it takes the GIN indexes and sorts the few rows (FindFewAgents).
-SELECT r.id, r.title, r.tags, r.access, r.media_type, r.size, r.created_at, r.agent_id, a.name AS agent_name,
-       (r.agent_id = @viewer::uuid OR r.access = 'public' OR EXISTS (
-            SELECT 1 FROM agreements g
-            WHERE g.requester = @viewer::uuid AND g.target = r.agent_id
-              AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes)))::boolean AS readable
-FROM resources r
-JOIN agents a ON a.id = r.agent_id
-WHERE (sqlc.narg('q')::text IS NULL OR r.title_folded LIKE '%' || sqlc.narg('q')::text || '%')
-  AND (sqlc.narg('tag')::text IS NULL OR r.tags_folded @> ARRAY[sqlc.narg('tag')::text])
-  AND (sqlc.narg('by')::uuid IS NULL OR r.agent_id = sqlc.narg('by')::uuid)
-  AND (NOT @readable_only::boolean OR (r.agent_id = @viewer::uuid OR r.access = 'public' OR EXISTS (
-        SELECT 1 FROM agreements g
-        WHERE g.requester = @viewer::uuid AND g.target = r.agent_id
-          AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
-ORDER BY r.created_at + interval '0 seconds' DESC, r.id
+  AND (NOT @readable_only::boolean OR r.agent_id = @viewer::uuid OR r.access = 'public'
+       OR EXISTS (SELECT 1 FROM resource_grants g WHERE g.reader = @viewer::uuid AND g.publisher = r.agent_id))
+ORDER BY CASE WHEN @few::boolean THEN r.created_at + interval '0 seconds' ELSE r.created_at END DESC, r.id
 LIMIT @lim OFFSET @off;
 
 -- name: ResourceByID :one
 SELECT r.id, r.title, r.tags, r.access, r.media_type, r.size, r.created_at, r.agent_id, a.name AS agent_name, r.content,
-       (r.agent_id = @viewer::uuid OR r.access = 'public' OR EXISTS (
-            SELECT 1 FROM agreements g
-            WHERE g.requester = @viewer::uuid AND g.target = r.agent_id
-              AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes)))::boolean AS readable
+       (r.agent_id = @viewer::uuid OR r.access = 'public'
+        OR EXISTS (SELECT 1 FROM resource_grants g WHERE g.reader = @viewer::uuid AND g.publisher = r.agent_id))::boolean AS readable
 FROM resources r
 JOIN agents a ON a.id = r.agent_id
 WHERE r.id = @id;

@@ -54,9 +54,9 @@ func viewerID(agentID string) string {
 }
 
 // Resources implements pircan.ResourceStore. As FIND: the total is counted
-// first, up to one past pircan.MaxFindTotal, and it chooses the page query:
-// many matches are met at once walking the newest-first index; few are
-// fetched through the GIN indexes and sorted (ListFewResources).
+// first, up to one past pircan.MaxFindTotal, and it chooses the page's
+// plan: many matches are met at once walking the newest-first index; few
+// are fetched through the GIN indexes and sorted (ListResources' few).
 func (s *Store) Resources(ctx context.Context, rq pircan.ResourceQuery) ([]pircan.Resource, int, error) {
 	var out []pircan.Resource
 	total := 0
@@ -81,16 +81,9 @@ func (s *Store) Resources(ctx context.Context, rq pircan.ResourceQuery) ([]pirca
 			return err
 		}
 		total = int(n)
-		var rows []db.ListResourcesRow
-		if n <= pircan.MaxFindTotal {
-			few, err := q.ListFewResources(ctx, db.ListFewResourcesParams(p))
-			if err != nil {
-				return err
-			}
-			for _, r := range few {
-				rows = append(rows, db.ListResourcesRow(r))
-			}
-		} else if rows, err = q.ListResources(ctx, p); err != nil {
+		p.Few = n <= pircan.MaxFindTotal
+		rows, err := q.ListResources(ctx, p)
+		if err != nil {
 			return err
 		}
 		for _, r := range rows {
@@ -106,21 +99,14 @@ func (s *Store) Resources(ctx context.Context, rq pircan.ResourceQuery) ([]pirca
 // Resource implements pircan.ResourceStore. The content comes back whether
 // or not the viewer may read it: the core decides by Readable.
 func (s *Store) Resource(ctx context.Context, viewer, id string) (pircan.Resource, error) {
-	var out pircan.Resource
 	if !pircan.ValidID(id) {
-		return out, pircan.ErrNotFound
+		return pircan.Resource{}, pircan.ErrNotFound
 	}
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		r, err := q.ResourceByID(ctx, db.ResourceByIDParams{Viewer: viewerID(viewer), ID: id})
-		if err != nil {
-			return notFound(err)
-		}
-		out = pircan.Resource{ID: r.ID, Title: r.Title, Tags: r.Tags, Access: r.Access, MediaType: r.MediaType,
+	return readOne(ctx, s, (*db.Queries).ResourceByID, db.ResourceByIDParams{Viewer: viewerID(viewer), ID: id}, func(r db.ResourceByIDRow) pircan.Resource {
+		return pircan.Resource{ID: r.ID, Title: r.Title, Tags: r.Tags, Access: r.Access, MediaType: r.MediaType,
 			Size: int(r.Size), By: pircan.PartyRef{AgentID: r.AgentID, Name: r.AgentName}, CreatedAt: r.CreatedAt,
 			Readable: r.Readable, Content: r.Content}
-		return nil
 	})
-	return out, err
 }
 
 // DeleteResource implements pircan.ResourceStore: another agent's resource

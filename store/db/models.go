@@ -346,6 +346,11 @@ type Resource struct {
 	CreatedAt   time.Time
 }
 
+type ResourceGrant struct {
+	Reader    string
+	Publisher string
+}
+
 type Task struct {
 	ID          string
 	Requester   string

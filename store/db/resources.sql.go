@@ -21,11 +21,10 @@ WHERE action = 'resource.published' AND actor_agent = $1 AND at > now() - interv
 // total size cannot be beaten by racing publications.
 //
 // readable, in every statement that lists or reads: the viewer published
-// it, or it is public, or the viewer holds an active agreement (not
-// revoked, not expired) that it asked for (requester) and the publisher
-// accepted (target), granting resource:read. Computed per returned row
-// only: a page is at most 10 rows, each an index probe on
-// agreements_requester.
+// it, or it is public, or its publisher granted the viewer resource:read
+// (resource_grants, schema 00080: an active agreement the viewer asked
+// for). Computed per returned row only: a page is at most 10 rows, each an
+// index probe on agreements_requester.
 // Publications of the last hour, from the audit log: a deleted or removed
 // resource still counts (audit_log_resource_published).
 func (q *Queries) CountResourcePublications(ctx context.Context, agentID *string) (int64, error) {
@@ -41,10 +40,8 @@ SELECT count(*) FROM (
     WHERE ($1::text IS NULL OR r.title_folded LIKE '%' || $1::text || '%')
       AND ($2::text IS NULL OR r.tags_folded @> ARRAY[$2::text])
       AND ($3::uuid IS NULL OR r.agent_id = $3::uuid)
-      AND (NOT $4::boolean OR (r.agent_id = $5::uuid OR r.access = 'public' OR EXISTS (
-            SELECT 1 FROM agreements g
-            WHERE g.requester = $5::uuid AND g.target = r.agent_id
-              AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
+      AND (NOT $4::boolean OR r.agent_id = $5::uuid OR r.access = 'public'
+           OR EXISTS (SELECT 1 FROM resource_grants g WHERE g.reader = $5::uuid AND g.publisher = r.agent_id))
     LIMIT $6) AS s
 `
 
@@ -181,108 +178,19 @@ func (q *Queries) InsertResource(ctx context.Context, arg InsertResourceParams) 
 	return i, err
 }
 
-const listFewResources = `-- name: ListFewResources :many
-SELECT r.id, r.title, r.tags, r.access, r.media_type, r.size, r.created_at, r.agent_id, a.name AS agent_name,
-       (r.agent_id = $1::uuid OR r.access = 'public' OR EXISTS (
-            SELECT 1 FROM agreements g
-            WHERE g.requester = $1::uuid AND g.target = r.agent_id
-              AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes)))::boolean AS readable
-FROM resources r
-JOIN agents a ON a.id = r.agent_id
-WHERE ($2::text IS NULL OR r.title_folded LIKE '%' || $2::text || '%')
-  AND ($3::text IS NULL OR r.tags_folded @> ARRAY[$3::text])
-  AND ($4::uuid IS NULL OR r.agent_id = $4::uuid)
-  AND (NOT $5::boolean OR (r.agent_id = $1::uuid OR r.access = 'public' OR EXISTS (
-        SELECT 1 FROM agreements g
-        WHERE g.requester = $1::uuid AND g.target = r.agent_id
-          AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
-ORDER BY r.created_at + interval '0 seconds' DESC, r.id
-LIMIT $7 OFFSET $6
-`
-
-type ListFewResourcesParams struct {
-	Viewer       string
-	Q            *string
-	Tag          *string
-	By           *string
-	ReadableOnly bool
-	Off          int32
-	Lim          int32
-}
-
-type ListFewResourcesRow struct {
-	ID        string
-	Title     string
-	Tags      []string
-	Access    string
-	MediaType string
-	Size      int32
-	CreatedAt time.Time
-	AgentID   string
-	AgentName string
-	Readable  bool
-}
-
-// ListResources for a filter with few matches: the sort key is an
-// expression so that the planner cannot walk the newest-first index, where
-// a rare match among the oldest resources would cost a scan of the whole
-// library; it takes the GIN indexes and sorts the few rows (FindFewAgents).
-func (q *Queries) ListFewResources(ctx context.Context, arg ListFewResourcesParams) ([]ListFewResourcesRow, error) {
-	rows, err := q.db.Query(ctx, listFewResources,
-		arg.Viewer,
-		arg.Q,
-		arg.Tag,
-		arg.By,
-		arg.ReadableOnly,
-		arg.Off,
-		arg.Lim,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ListFewResourcesRow{}
-	for rows.Next() {
-		var i ListFewResourcesRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Title,
-			&i.Tags,
-			&i.Access,
-			&i.MediaType,
-			&i.Size,
-			&i.CreatedAt,
-			&i.AgentID,
-			&i.AgentName,
-			&i.Readable,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const listResources = `-- name: ListResources :many
 SELECT r.id, r.title, r.tags, r.access, r.media_type, r.size, r.created_at, r.agent_id, a.name AS agent_name,
-       (r.agent_id = $1::uuid OR r.access = 'public' OR EXISTS (
-            SELECT 1 FROM agreements g
-            WHERE g.requester = $1::uuid AND g.target = r.agent_id
-              AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes)))::boolean AS readable
+       (r.agent_id = $1::uuid OR r.access = 'public'
+        OR EXISTS (SELECT 1 FROM resource_grants g WHERE g.reader = $1::uuid AND g.publisher = r.agent_id))::boolean AS readable
 FROM resources r
 JOIN agents a ON a.id = r.agent_id
 WHERE ($2::text IS NULL OR r.title_folded LIKE '%' || $2::text || '%')
   AND ($3::text IS NULL OR r.tags_folded @> ARRAY[$3::text])
   AND ($4::uuid IS NULL OR r.agent_id = $4::uuid)
-  AND (NOT $5::boolean OR (r.agent_id = $1::uuid OR r.access = 'public' OR EXISTS (
-        SELECT 1 FROM agreements g
-        WHERE g.requester = $1::uuid AND g.target = r.agent_id
-          AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes))))
-ORDER BY r.created_at DESC, r.id
-LIMIT $7 OFFSET $6
+  AND (NOT $5::boolean OR r.agent_id = $1::uuid OR r.access = 'public'
+       OR EXISTS (SELECT 1 FROM resource_grants g WHERE g.reader = $1::uuid AND g.publisher = r.agent_id))
+ORDER BY CASE WHEN $6::boolean THEN r.created_at + interval '0 seconds' ELSE r.created_at END DESC, r.id
+LIMIT $8 OFFSET $7
 `
 
 type ListResourcesParams struct {
@@ -291,6 +199,7 @@ type ListResourcesParams struct {
 	Tag          *string
 	By           *string
 	ReadableOnly bool
+	Few          bool
 	Off          int32
 	Lim          int32
 }
@@ -308,9 +217,14 @@ type ListResourcesRow struct {
 	Readable  bool
 }
 
-// A page for a filter with many matches (counted first): walking the
-// newest-first index (resources_created, or resources_agent for by) meets
-// a page at once.
+// A page, its total counted first. For a filter with many matches (few
+// false), walking the newest-first index (resources_created, or
+// resources_agent for by) meets a page at once. For one with few (few
+// true), the sort key is an expression so that the planner cannot walk
+// that index, where a rare match among the oldest resources would cost a
+// scan of the whole library: it takes the GIN indexes and sorts the few
+// rows (FindFewAgents). Planned per call (perCallPlans), so few is a
+// constant when planned and the CASE is gone from the plan.
 func (q *Queries) ListResources(ctx context.Context, arg ListResourcesParams) ([]ListResourcesRow, error) {
 	rows, err := q.db.Query(ctx, listResources,
 		arg.Viewer,
@@ -318,6 +232,7 @@ func (q *Queries) ListResources(ctx context.Context, arg ListResourcesParams) ([
 		arg.Tag,
 		arg.By,
 		arg.ReadableOnly,
+		arg.Few,
 		arg.Off,
 		arg.Lim,
 	)
@@ -370,10 +285,8 @@ func (q *Queries) LockResourceOf(ctx context.Context, arg LockResourceOfParams) 
 
 const resourceByID = `-- name: ResourceByID :one
 SELECT r.id, r.title, r.tags, r.access, r.media_type, r.size, r.created_at, r.agent_id, a.name AS agent_name, r.content,
-       (r.agent_id = $1::uuid OR r.access = 'public' OR EXISTS (
-            SELECT 1 FROM agreements g
-            WHERE g.requester = $1::uuid AND g.target = r.agent_id
-              AND g.revoked_at IS NULL AND g.expires_at > now() AND 'resource:read' = ANY (g.scopes)))::boolean AS readable
+       (r.agent_id = $1::uuid OR r.access = 'public'
+        OR EXISTS (SELECT 1 FROM resource_grants g WHERE g.reader = $1::uuid AND g.publisher = r.agent_id))::boolean AS readable
 FROM resources r
 JOIN agents a ON a.id = r.agent_id
 WHERE r.id = $2
