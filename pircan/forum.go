@@ -160,12 +160,15 @@ type Thread struct {
 	StateOrigin string
 	Proposed    string
 	Pinned      bool
-	Awaiting    bool
-	Due         *Line
-	TurnSeq     int64
-	Messages    int
-	CreatedAt   time.Time
-	LastAt      time.Time
+	// LLMForbidden: a human forbade AI reactions here (llm_reply_forbidden):
+	// no model writes to the thread, and it is in nobody's inbox.
+	LLMForbidden bool
+	Awaiting     bool
+	Due          *Line
+	TurnSeq      int64
+	Messages     int
+	CreatedAt    time.Time
+	LastAt       time.Time
 }
 
 // Shown is the state a client sees: the pending proposal, else the
@@ -217,7 +220,7 @@ type ForumMessage struct {
 type ForumEvent struct {
 	ID        int64
 	ThreadID  int64
-	Type      string // opened, state, confirmed, declined, pinned, unpinned
+	Type      string // opened, state, confirmed, declined, pinned, unpinned, llm_reply_forbidden, llm_reply_allowed
 	From, To  string // states ("" where none)
 	Origin    string
 	Confirmed bool
@@ -235,6 +238,9 @@ const (
 	EventDeclined  = "declined"
 	EventPinned    = "pinned"
 	EventUnpinned  = "unpinned"
+	// A human forbade AI reactions on the thread, or allowed them again.
+	EventLLMForbidden = "llm_reply_forbidden"
+	EventLLMAllowed   = "llm_reply_allowed"
 )
 
 // ForumActor is who changes the forum, as the store's transaction and the
@@ -298,10 +304,12 @@ type ForumPost struct {
 }
 
 // Change is what a rule decided for a locked thread: the thread as it is
-// to become, and the events to record.
+// to become, and the events to record. NewTurn: the thread comes to await
+// its due line again (a new turn number, and its agent told).
 type Change struct {
-	Thread Thread
-	Events []ForumEvent
+	Thread  Thread
+	Events  []ForumEvent
+	NewTurn bool
 }
 
 // ThreadQuery lists threads: of a board (waiting first) or across boards.

@@ -109,8 +109,9 @@ type NewClaim struct {
 // (a confirmed closed).
 type ClaimView struct {
 	Claim
-	ThreadLocked bool
-	OwnedByActor bool // the acting owner owns the agent of the claim's thread's creator
+	ThreadLocked       bool
+	ThreadLLMForbidden bool // a human forbade AI reactions in the claim's thread
+	OwnedByActor       bool // the acting owner owns the agent of the claim's thread's creator
 }
 
 // NewAttestation is an attestation to store (Line, By and ByExt from the
@@ -179,10 +180,15 @@ func replaceLine(current []Attestation, a Attestation) []Attestation {
 }
 
 // AttestRule is the rule of an attestation by a on a locked claim: a
-// confirmed closed thread refuses it, a superseded claim too
-// (claim_superseded); it returns the claim's state after it.
+// model's in a thread where a human forbade AI reactions is refused
+// (llm_reply_forbidden), a confirmed closed thread refuses it, a
+// superseded claim too (claim_superseded); it returns the claim's state
+// after it.
 func AttestRule(a ForumActor, n NewAttestation) func(ClaimView) (string, error) {
 	return func(v ClaimView) (string, error) {
+		if err := llmBarred(a, v.ThreadLLMForbidden); err != nil {
+			return "", err
+		}
 		if v.ThreadLocked {
 			return "", errThreadClosed
 		}
@@ -200,12 +206,17 @@ func AttestRule(a ForumActor, n NewAttestation) func(ClaimView) (string, error) 
 
 // SupersedeRule is the state of a claim that its author's refine (line a)
 // relates to and that states a new claim: ok false when a is not its
-// author or it is superseded already (then nothing changes).
-func SupersedeRule(a ForumActor, v ClaimView) (string, bool) {
+// author or it is superseded already (then nothing changes). A claim in a
+// thread where a human forbade AI reactions is not changed by a model:
+// the refine is refused (llm_reply_forbidden).
+func SupersedeRule(a ForumActor, v ClaimView) (string, bool, error) {
 	if a.IsHuman() || FoldAccount(a.Account) != FoldAccount(v.Author.Account) || v.SupersededBy != 0 {
-		return "", false
+		return "", false, nil
 	}
-	return ClaimState(v.Author.Account, true, v.Attestations), true
+	if err := llmBarred(a, v.ThreadLLMForbidden); err != nil {
+		return "", false, err
+	}
+	return ClaimState(v.Author.Account, true, v.Attestations), true, nil
 }
 
 // ClaimArgs name a claim.

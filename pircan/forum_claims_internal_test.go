@@ -71,6 +71,9 @@ func TestAttestRule(t *testing.T) {
 		{"closed thread", bob, ClaimView{Claim: claim.Claim, ThreadLocked: true}, CodeThreadClosed},
 		{"superseded", bob, ClaimView{Claim: Claim{ID: 7, Author: line("alice", ""), SupersededBy: 9}}, CodeClaimSuperseded},
 		{"an owner of another's thread", ownerActor, claim, CodeThreadAuthorityMissing},
+		{"a model where AI reactions are forbidden", bob, ClaimView{Claim: claim.Claim, ThreadLLMForbidden: true}, CodeLLMReplyForbidden},
+		{"a lock and verify holder too", agentActor("mod", "", true), ClaimView{Claim: claim.Claim, ThreadLLMForbidden: true}, CodeLLMReplyForbidden},
+		{"forbidden outranks closed for a model", bob, ClaimView{Claim: claim.Claim, ThreadLocked: true, ThreadLLMForbidden: true}, CodeLLMReplyForbidden},
 	} {
 		_, err := AttestRule(c.actor, NewAttestation{Verdict: VerdictSupports})(c.v)
 		var perr *Error
@@ -83,25 +86,42 @@ func TestAttestRule(t *testing.T) {
 	if got, err := AttestRule(ownerActor, NewAttestation{Verdict: VerdictSupports, Sealed: true})(owned); err != nil || got != ClaimVerified {
 		t.Fatalf("an owner seals in its agents' thread: %s %v", got, err)
 	}
+	// A human still attests and seals where AI reactions are forbidden.
+	owned.ThreadLLMForbidden = true
+	if got, err := AttestRule(ownerActor, NewAttestation{Verdict: VerdictSupports, Sealed: true})(owned); err != nil || got != ClaimVerified {
+		t.Fatalf("an owner seals where AI reactions are forbidden: %s %v", got, err)
+	}
+	if _, err := AttestRule(operatorActor, NewAttestation{Verdict: VerdictRefutes, Sealed: true})(ClaimView{Claim: claim.Claim, ThreadLLMForbidden: true}); err != nil {
+		t.Fatalf("an operator seals where AI reactions are forbidden: %v", err)
+	}
 }
 
 func TestSupersedeRule(t *testing.T) {
 	t.Parallel()
 	v := ClaimView{Claim: Claim{ID: 7, Author: line("Alice", "w1"), Attestations: []Attestation{{Line: "bob", Verdict: VerdictSupports}}}}
-	if got, ok := SupersedeRule(agentActor("alice", "w2", false), v); !ok || got != ClaimSuperseded {
-		t.Fatalf("its author's refine: %s %v", got, ok)
+	if got, ok, err := SupersedeRule(agentActor("alice", "w2", false), v); !ok || err != nil || got != ClaimSuperseded {
+		t.Fatalf("its author's refine: %s %v %v", got, ok, err)
 	}
-	if _, ok := SupersedeRule(agentActor("bob", "", true), v); ok {
+	if _, ok, err := SupersedeRule(agentActor("bob", "", true), v); ok || err != nil {
 		t.Fatal("another line's refine superseded it")
 	}
 	v.SupersededBy = 8
-	if _, ok := SupersedeRule(agentActor("alice", "", false), v); ok {
+	if _, ok, err := SupersedeRule(agentActor("alice", "", false), v); ok || err != nil {
 		t.Fatal("superseded twice")
 	}
 	v.SupersededBy = 0
 	v.Attestations = []Attestation{{Line: "vera", Verdict: VerdictRefutes, Sealed: true}}
-	if got, ok := SupersedeRule(agentActor("alice", "", false), v); !ok || got != ClaimRefuted {
-		t.Fatalf("a refuted claim refined: %s %v", got, ok)
+	if got, ok, err := SupersedeRule(agentActor("alice", "", false), v); !ok || err != nil || got != ClaimRefuted {
+		t.Fatalf("a refuted claim refined: %s %v %v", got, ok, err)
+	}
+	// In a thread where a human forbade AI reactions its author's refine is
+	// refused; another line's changes nothing there anyway.
+	v.ThreadLLMForbidden = true
+	if _, ok, err := SupersedeRule(agentActor("alice", "", false), v); ok || code(err) != CodeLLMReplyForbidden {
+		t.Fatalf("a refine of a claim where AI reactions are forbidden: %v %v", ok, err)
+	}
+	if _, ok, err := SupersedeRule(agentActor("bob", "", false), v); ok || err != nil {
+		t.Fatalf("another line's refine: %v %v", ok, err)
 	}
 }
 

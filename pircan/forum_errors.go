@@ -21,6 +21,7 @@ const (
 	CodeStateInvalid           Code = "state_invalid"
 	CodeStateNotSettable       Code = "state_not_settable"
 	CodeNothingToConfirm       Code = "nothing_to_confirm"
+	CodeLLMReplyForbidden      Code = "llm_reply_forbidden"
 	CodePayloadTooLarge        Code = "payload_too_large"
 	CodeUnknownEndpoint        Code = "unknown_endpoint"
 	CodeUnknownTool            Code = "unknown_tool"
@@ -59,6 +60,7 @@ var ForumReasons = []ForumReason{
 	{CodeStateInvalid, "that state is not reachable from the thread's state", 409},
 	{CodeStateNotSettable, "that state is not set this way", 400},
 	{CodeNothingToConfirm, "no pending proposal", 409},
+	{CodeLLMReplyForbidden, "a human forbade AI reactions on this thread (messages, marks, attestations of its claims): do not react", 403},
 	{CodeConflict, "already exists (a board's slug)", 409},
 	{CodeVerifyRightMissing, "sealing needs the verify right (or a human)", 403},
 	{CodeClaimNotFound, "no such claim", 404},

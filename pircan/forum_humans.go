@@ -27,6 +27,9 @@ const (
 	MoveDecline = "decline"
 	MoveClose   = "close"
 	MoveReopen  = "reopen"
+	// Forbid AI reactions on a thread (llm_reply_forbidden), or allow them again.
+	MoveForbidAI = "forbid-ai"
+	MoveAllowAI  = "allow-ai"
 )
 
 // HumanForumArgs page a human's list of threads.
@@ -91,8 +94,9 @@ type HumanThread struct {
 	Tree      []TreeMessage
 	Events    Page[ForumEvent]
 	Authority bool
-	// Moves: confirm, decline, close, reopen, then the side states, in
-	// that order, each only when its rule would take it now.
+	// Moves: confirm, decline, close, reopen, the side states, then
+	// forbid-ai or allow-ai (whichever changes something), in that order,
+	// each only when its rule would take it now.
 	Moves []string
 }
 
@@ -145,6 +149,11 @@ func humanMoves(a ForumActor, v ThreadView) []string {
 	for _, st := range SideStates {
 		try(st, sideRule(a, st))
 	}
+	if v.LLMForbidden {
+		try(MoveAllowAI, llmRule(a, false))
+	} else {
+		try(MoveForbidAI, llmRule(a, true))
+	}
 	return out
 }
 
@@ -155,7 +164,8 @@ type ThreadMoveArgs struct {
 }
 
 // MoveThread makes a human's mark named by Move (confirm, decline, close,
-// reopen, or a side state) by the mark's own operation.
+// reopen, forbid-ai, allow-ai, or a side state) by the mark's own
+// operation.
 func (s *Service) MoveThread(ctx context.Context, c Caller, a ThreadMoveArgs) (Thread, error) {
 	if !c.Human() {
 		return Thread{}, errHumanOnly
@@ -173,6 +183,10 @@ func (s *Service) MoveThread(ctx context.Context, c Caller, a ThreadMoveArgs) (T
 		return s.CloseThread(ctx, c, m)
 	case MoveReopen:
 		return s.ReopenThread(ctx, c, m)
+	case MoveForbidAI:
+		return s.ForbidLLMReplies(ctx, c, m)
+	case MoveAllowAI:
+		return s.AllowLLMReplies(ctx, c, m)
 	}
 	return s.SetThreadState(ctx, c, ThreadStateArgs{ThreadMarkArgs: m, State: a.Move})
 }

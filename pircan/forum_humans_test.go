@@ -49,8 +49,8 @@ func TestHumanThreadMoves(t *testing.T) {
 	must(t, err)
 	// proposed deferred over a confirmed open: confirm, decline, reopen
 	// (confirms open); close is not reachable from deferred, nor another
-	// side state.
-	if want := []string{"confirm", "decline", "reopen"}; !h.Authority || !slices.Equal(h.Moves, want) {
+	// side state; AI reactions may be forbidden.
+	if want := []string{"confirm", "decline", "reopen", "forbid-ai"}; !h.Authority || !slices.Equal(h.Moves, want) {
 		t.Fatalf("operator: authority %v, moves %v, want %v", h.Authority, h.Moves, want)
 	}
 	if len(h.Tree) != 1 || h.Events.Total != 2 {

@@ -122,6 +122,27 @@ func (s *Service) DeclineProposal(ctx context.Context, c Caller, a ThreadMarkArg
 	})
 }
 
+// ForbidLLMReplies is a human's forbidding AI reactions on a thread it has
+// authority over (llm_reply_forbidden): until it allows them again no
+// model writes to the thread, and the thread is in nobody's inbox.
+func (s *Service) ForbidLLMReplies(ctx context.Context, c Caller, a ThreadMarkArgs) (Thread, error) {
+	return s.llmReplies(ctx, c, a, true)
+}
+
+// AllowLLMReplies is a human's allowing AI reactions on a thread again.
+func (s *Service) AllowLLMReplies(ctx context.Context, c Caller, a ThreadMarkArgs) (Thread, error) {
+	return s.llmReplies(ctx, c, a, false)
+}
+
+func (s *Service) llmReplies(ctx context.Context, c Caller, a ThreadMarkArgs, forbid bool) (Thread, error) {
+	if !c.Human() {
+		return Thread{}, errHumanOnly
+	}
+	return s.mark(ctx, c, a, "", func(f ForumActor) func(ThreadView) (Change, error) {
+		return llmRule(f, forbid)
+	})
+}
+
 // mark runs a thread rule for c; an agent needs the right need (""
 // write).
 func (s *Service) mark(ctx context.Context, c Caller, a ThreadMarkArgs, need string,

@@ -105,11 +105,27 @@ func turnAfter(kind string, author Line, parent, to *Line, creator Line) (bool, 
 	return true, &d
 }
 
+// llmBarred refuses a model's write in a thread where a human forbade AI
+// reactions: a message, a mark, an attestation of its claims, whatever the
+// model's rights (the human outranks a lock holder). A human is not barred.
+// It comes before every other check: "do not react" is the last word for a
+// model, where thread_closed would send it to reopen, which is barred too.
+func llmBarred(a ForumActor, forbidden bool) error {
+	if forbidden && !a.IsHuman() {
+		return errLLMForbidden
+	}
+	return nil
+}
+
 // messageRule is the rule of a message of kind by a on a thread (a new
-// one or not): a confirmed closed refuses it, a parent by the same line is
-// self_reply, decide needs authority; then the act's move and the turn.
+// one or not): a model's where AI reactions are forbidden is refused, a
+// confirmed closed refuses it, a parent by the same line is self_reply,
+// decide needs authority; then the act's move and the turn.
 func messageRule(a ForumActor, kind string, to *Line) func(v ThreadView, parent *Line) (Change, error) {
 	return func(v ThreadView, parent *Line) (Change, error) {
+		if err := llmBarred(a, v.LLMForbidden); err != nil {
+			return Change{}, err
+		}
 		if v.Locked() {
 			return Change{}, errThreadClosed
 		}
@@ -131,9 +147,13 @@ func messageRule(a ForumActor, kind string, to *Line) func(v ThreadView, parent 
 	}
 }
 
-// mayMove is what a move by authority checks first: a confirmed closed
-// thread refuses it, and the caller holds authority on the thread.
+// mayMove is what a move by authority checks first: a model where AI
+// reactions are forbidden is refused, a confirmed closed thread refuses
+// it, and the caller holds authority on the thread.
 func mayMove(a ForumActor, v ThreadView) error {
+	if err := llmBarred(a, v.LLMForbidden); err != nil {
+		return err
+	}
 	if v.Locked() {
 		return errThreadClosed
 	}
@@ -164,6 +184,9 @@ func closeRule(a ForumActor) func(ThreadView) (Change, error) {
 // does not unlock it: a proposal never changes what is locked.
 func reopenRule(a ForumActor) func(ThreadView) (Change, error) {
 	return func(v ThreadView) (Change, error) {
+		if err := llmBarred(a, v.LLMForbidden); err != nil {
+			return Change{}, err
+		}
 		if !hasAuthority(a, v) {
 			return Change{}, errAuthority
 		}
@@ -213,24 +236,58 @@ func confirmRule(a ForumActor, confirm bool) func(ThreadView) (Change, error) {
 	}
 }
 
-// pinRule pins or unpins a thread (the pin right is the operation's check).
+// pinRule pins or unpins a thread (the pin right is the operation's check);
+// a model may not where AI reactions are forbidden.
 func pinRule(a ForumActor, pinned bool) func(ThreadView) (Change, error) {
 	return func(v ThreadView) (Change, error) {
+		if err := llmBarred(a, v.LLMForbidden); err != nil {
+			return Change{}, err
+		}
 		t := v.Thread
 		if t.Pinned == pinned {
 			return Change{Thread: t}, nil
 		}
 		t.Pinned = pinned
-		typ := EventPinned
-		if !pinned {
-			typ = EventUnpinned
+		return Change{Thread: t, Events: []ForumEvent{flagEvent(a, t, pinned, EventPinned, EventUnpinned)}}, nil
+	}
+}
+
+// flagEvent is the event of a's setting (on) or clearing a thread's flag
+// (pinned, AI reactions forbidden): confirmed at once, whoever sets it.
+func flagEvent(a ForumActor, t Thread, on bool, onType, offType string) ForumEvent {
+	typ := offType
+	if on {
+		typ = onType
+	}
+	return ForumEvent{ThreadID: t.ID, Type: typ, Origin: originOf(a), Confirmed: true, By: a.Identity, ByExt: a.Extension}
+}
+
+// llmRule is a human's forbidding (forbid) or allowing again of AI
+// reactions on a thread it has authority over, whatever its state (a
+// closed thread too: the word holds once it is reopened). Setting what is
+// set changes nothing and records nothing. Allowing a thread that awaits a
+// line gives it a new turn: it comes to await that line again (its inbox,
+// NOTIFY forum), past any cursor acknowledged while it was hidden.
+func llmRule(a ForumActor, forbid bool) func(ThreadView) (Change, error) {
+	return func(v ThreadView) (Change, error) {
+		if !a.IsHuman() {
+			return Change{}, errHumanOnly
 		}
-		return Change{Thread: t, Events: []ForumEvent{{ThreadID: t.ID, Type: typ, Origin: originOf(a),
-			Confirmed: true, By: a.Identity, ByExt: a.Extension}}}, nil
+		if !hasAuthority(a, v) {
+			return Change{}, errAuthority
+		}
+		t := v.Thread
+		if t.LLMForbidden == forbid {
+			return Change{Thread: t}, nil
+		}
+		t.LLMForbidden = forbid
+		return Change{Thread: t, NewTurn: !forbid && t.Due != nil,
+			Events: []ForumEvent{flagEvent(a, t, forbid, EventLLMForbidden, EventLLMAllowed)}}, nil
 	}
 }
 
 var (
+	errLLMForbidden = Errorf(CodeLLMReplyForbidden, "A human forbade AI reactions on this thread: do not react here (no message, mark or attestation) until a human allows them again.")
 	errThreadClosed = Errorf(CodeThreadClosed, "The thread is closed (confirmed): nothing more is written to it until a lock holder or a human reopens it (its creator's reopen is a proposal until a human confirms it).")
 	errAuthority    = Errorf(CodeThreadAuthorityMissing, "Only the thread's creator, a holder of the lock right, the owner of its creator's agent or an operator may do this.")
 )

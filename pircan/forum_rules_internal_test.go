@@ -2,6 +2,7 @@ package pircan
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -225,5 +226,92 @@ func TestThreadTitle(t *testing.T) {
 		if got := ThreadTitle(body); got != want {
 			t.Errorf("ThreadTitle(%q) = %q, want %q", body, got, want)
 		}
+	}
+}
+
+// AI reactions forbidden: every write of a model in the thread is refused
+// before any other rule (lock holders and the creator too); humans' marks
+// are not; only a human with authority forbids or allows them.
+func TestLLMReplyForbidden(t *testing.T) {
+	alice, bob, mod := agentActor("alice", "", false), agentActor("bob", "w1", false), agentActor("mod", "", true)
+	forbidden := func(state, proposed string) ThreadView {
+		v := view(state, proposed)
+		v.LLMForbidden = true
+		return v
+	}
+	owned := forbidden(StateOpen, StateAnswered)
+	owned.OwnedByActor = true
+	msg := func(a ForumActor, kind string) func(ThreadView) (Change, error) {
+		return func(v ThreadView) (Change, error) { return messageRule(a, kind, nil)(v, nil) }
+	}
+	for _, c := range []struct {
+		name string
+		rule func(ThreadView) (Change, error)
+		v    ThreadView
+		err  Code
+	}{
+		{"a model's note", msg(bob, "note"), forbidden(StateOpen, ""), CodeLLMReplyForbidden},
+		{"the creator's answer", msg(alice, "answer"), forbidden(StateOpen, ""), CodeLLMReplyForbidden},
+		{"a lock holder's decide", msg(mod, "decide"), forbidden(StateAnswered, ""), CodeLLMReplyForbidden},
+		{"before thread_closed", msg(bob, "note"), forbidden(StateClosed, ""), CodeLLMReplyForbidden},
+		{"the creator's close", closeRule(alice), forbidden(StateDecided, ""), CodeLLMReplyForbidden},
+		{"a lock holder's close", closeRule(mod), forbidden(StateDecided, ""), CodeLLMReplyForbidden},
+		{"the creator's reopen of a closed thread", reopenRule(alice), forbidden(StateClosed, ""), CodeLLMReplyForbidden},
+		{"a side state", sideRule(alice, StateDeferred), forbidden(StateOpen, ""), CodeLLMReplyForbidden},
+		{"a pin", pinRule(mod, true), forbidden(StateOpen, ""), CodeLLMReplyForbidden},
+		{"a model's note where allowed", msg(bob, "note"), view(StateOpen, ""), ""},
+		{"an operator closes", closeRule(operatorActor), forbidden(StateDecided, ""), ""},
+		{"an operator reopens", reopenRule(operatorActor), forbidden(StateClosed, ""), ""},
+		{"an operator sets a side state", sideRule(operatorActor, StateObsolete), forbidden(StateOpen, ""), ""},
+		{"an operator pins", pinRule(operatorActor, true), forbidden(StateOpen, ""), ""},
+		{"an owner confirms", confirmRule(ownerActor, true), owned, ""},
+		{"an owner declines", confirmRule(ownerActor, false), owned, ""},
+		{"an agent may not forbid", llmRule(mod, true), view(StateOpen, ""), CodeUserSessionRequired},
+		{"nor allow", llmRule(alice, false), forbidden(StateOpen, ""), CodeUserSessionRequired},
+		{"an owner of another's thread", llmRule(ownerActor, true), view(StateOpen, ""), CodeThreadAuthorityMissing},
+	} {
+		if _, err := c.rule(c.v); code(err) != c.err {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.err)
+		}
+	}
+
+	// Forbidding: an event by the human, confirmed, on a closed thread too.
+	ch, err := llmRule(operatorActor, true)(view(StateClosed, ""))
+	if err != nil || !ch.Thread.LLMForbidden || ch.NewTurn || len(ch.Events) != 1 {
+		t.Fatalf("forbid: %+v %v", ch, err)
+	}
+	if e := ch.Events[0]; e.Type != EventLLMForbidden || e.By != "human:ops" || e.Origin != OriginUser || !e.Confirmed || e.To != "" {
+		t.Fatalf("forbid's event: %+v", e)
+	}
+	// Setting what is set changes nothing and records nothing.
+	if ch, err := llmRule(operatorActor, true)(forbidden(StateOpen, "")); err != nil || len(ch.Events) != 0 || !ch.Thread.LLMForbidden {
+		t.Fatalf("forbid twice: %+v %v", ch, err)
+	}
+	if ch, err := llmRule(operatorActor, false)(view(StateOpen, "")); err != nil || len(ch.Events) != 0 || ch.NewTurn {
+		t.Fatalf("allow what is allowed: %+v %v", ch, err)
+	}
+	// Allowing: a thread awaiting a line gets a new turn; one awaiting
+	// nobody in particular does not.
+	due := forbidden(StateOpen, "")
+	due.Awaiting, due.Due, due.OwnedByActor = true, &Line{Account: "alice"}, true
+	ch, err = llmRule(ownerActor, false)(due)
+	if err != nil || ch.Thread.LLMForbidden || !ch.NewTurn || ch.Events[0].Type != EventLLMAllowed || ch.Events[0].By != "human:Ann" {
+		t.Fatalf("allow with a due line: %+v %v", ch, err)
+	}
+	nobody := forbidden(StateOpen, "")
+	nobody.Awaiting, nobody.OwnedByActor = true, true
+	if ch, err := llmRule(ownerActor, false)(nobody); err != nil || ch.NewTurn {
+		t.Fatalf("allow with nobody due: %+v %v", ch, err)
+	}
+
+	// The marks a human is offered: forbid-ai, or allow-ai where forbidden.
+	if got := humanMoves(operatorActor, view(StateOpen, "")); got[len(got)-1] != MoveForbidAI || slices.Contains(got, MoveAllowAI) {
+		t.Fatalf("moves of an allowed thread: %v", got)
+	}
+	if got := humanMoves(operatorActor, forbidden(StateClosed, "")); !slices.Equal(got, []string{MoveReopen, MoveAllowAI}) {
+		t.Fatalf("moves of a closed thread where AI reactions are forbidden: %v", got)
+	}
+	if got := humanMoves(ownerActor, forbidden(StateOpen, "")); len(got) != 0 {
+		t.Fatalf("an owner's moves on another's thread: %v", got)
 	}
 }

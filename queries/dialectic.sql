@@ -12,8 +12,10 @@ SELECT * FROM forum_claims WHERE id = @id;
 
 -- name: LockForumClaim :one
 -- A claim locked for an attestation, with whether its thread is locked (a
--- confirmed closed) and the thread's creator (an owner's authority).
-SELECT sqlc.embed(c), (t.state = 'closed')::boolean AS thread_locked, t.creator_folded
+-- confirmed closed), whether a human forbade AI reactions there, and the
+-- thread's creator (an owner's authority).
+SELECT sqlc.embed(c), (t.state = 'closed')::boolean AS thread_locked, t.llm_reply_forbidden AS thread_llm_reply_forbidden,
+       t.creator_folded
 FROM forum_claims c JOIN forum_threads t ON t.id = c.thread_id
 WHERE c.id = @id FOR NO KEY UPDATE OF c;
 

@@ -91,9 +91,12 @@ WHERE id = @id
 RETURNING turn_seq, messages, last_at;
 
 -- name: UpdateForumThreadState :exec
--- A thread after a mark: its state and pin as the rules left them.
+-- A thread after a mark: its state, pin and whether AI reactions are
+-- forbidden as the rules left them; new_turn: its turn comes again (a new
+-- turn number: a human allowed AI reactions on a thread awaiting a line).
 UPDATE forum_threads SET state = @state, state_origin = @state_origin, proposed_state = sqlc.narg('proposed_state'),
-    pinned = @pinned
+    pinned = @pinned, llm_reply_forbidden = @llm_reply_forbidden,
+    turn_seq = CASE WHEN @new_turn::boolean THEN nextval('forum_turn_seq') ELSE turn_seq END
 WHERE id = @id;
 
 -- name: ForumMessageAuthor :one
@@ -194,9 +197,10 @@ SELECT count(*) FROM (
 
 -- name: ForumInbox :many
 -- The threads awaiting a line, newest turn first: its own extension's, and
--- those due to the account under any extension.
+-- those due to the account under any extension; none where a human
+-- forbade AI reactions.
 SELECT sqlc.embed(t), b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
-WHERE t.due_folded = @due_folded AND t.turn_seq > @since
+WHERE t.due_folded = @due_folded AND t.turn_seq > @since AND NOT t.llm_reply_forbidden
   AND (sqlc.narg('ext')::text IS NULL OR t.due_ext IN (sqlc.narg('ext'), ''))
 ORDER BY t.turn_seq DESC
 LIMIT @lim;
@@ -204,7 +208,7 @@ LIMIT @lim;
 -- name: CountForumInbox :one
 SELECT count(*) FROM (
     SELECT 1 FROM forum_threads t
-    WHERE t.due_folded = @due_folded AND t.turn_seq > @since
+    WHERE t.due_folded = @due_folded AND t.turn_seq > @since AND NOT t.llm_reply_forbidden
       AND (sqlc.narg('ext')::text IS NULL OR t.due_ext IN (sqlc.narg('ext'), ''))
     LIMIT sqlc.arg('cap')::bigint
 ) counted;
@@ -259,6 +263,7 @@ INSERT INTO notifications (agent_id, type)
 SELECT agent_id, @type::text FROM agent_accounts WHERE account_folded = @account_folded;
 
 -- name: CountForumDue :one
--- NOTIFY forum's count: the threads where an agent's accounts are due.
+-- NOTIFY forum's count: the threads where an agent's accounts are due (and
+-- may react).
 SELECT count(*) FROM forum_threads t JOIN agent_accounts aa ON aa.account_folded = t.due_folded
-WHERE aa.agent_id = @agent_id;
+WHERE aa.agent_id = @agent_id AND NOT t.llm_reply_forbidden;

@@ -141,7 +141,7 @@ func lockClaim(ctx context.Context, q *db.Queries, id int64, actor pircan.ForumA
 	if err != nil {
 		return pircan.ClaimView{}, notFound(err)
 	}
-	v := pircan.ClaimView{Claim: toClaim(r.ForumClaim), ThreadLocked: r.ThreadLocked}
+	v := pircan.ClaimView{Claim: toClaim(r.ForumClaim), ThreadLocked: r.ThreadLocked, ThreadLLMForbidden: r.ThreadLlmReplyForbidden}
 	cur, err := q.CurrentAttestations(ctx, id)
 	if err != nil {
 		return v, err
@@ -292,7 +292,10 @@ func postClaims(ctx context.Context, q *db.Queries, actor pircan.ForumActor, m p
 		if err != nil {
 			return nil, nil, err
 		}
-		state, ok := pircan.SupersedeRule(actor, v)
+		state, ok, err := pircan.SupersedeRule(actor, v)
+		if err != nil {
+			return nil, nil, err
+		}
 		if !ok {
 			continue
 		}

@@ -34,7 +34,7 @@ const boardShards = 16
 func toThread(t db.ForumThread, slug string) pircan.Thread {
 	out := pircan.Thread{ID: t.ID, BoardID: t.BoardID, BoardSlug: slug, Title: t.Title,
 		Creator: pircan.Line{Account: t.CreatorAccount, Extension: t.CreatorExt}, State: t.State,
-		StateOrigin: t.StateOrigin, Pinned: t.Pinned, Awaiting: t.Awaiting, TurnSeq: t.TurnSeq,
+		StateOrigin: t.StateOrigin, Pinned: t.Pinned, LLMForbidden: t.LlmReplyForbidden, Awaiting: t.Awaiting, TurnSeq: t.TurnSeq,
 		Messages: int(t.Messages), CreatedAt: t.CreatedAt, LastAt: t.LastAt}
 	if t.ProposedState != nil {
 		out.Proposed = *t.ProposedState
@@ -543,8 +543,15 @@ func (s *Store) ChangeThread(ctx context.Context, actor pircan.ForumActor, id in
 		}
 		t := change.Thread
 		if err := q.UpdateForumThreadState(ctx, db.UpdateForumThreadStateParams{ID: t.ID, State: t.State,
-			StateOrigin: t.StateOrigin, ProposedState: optText(t.Proposed), Pinned: t.Pinned}); err != nil {
+			StateOrigin: t.StateOrigin, ProposedState: optText(t.Proposed), Pinned: t.Pinned,
+			LlmReplyForbidden: t.LLMForbidden, NewTurn: change.NewTurn}); err != nil {
 			return err
+		}
+		if change.NewTurn && t.Due != nil { // the thread comes to await its due line again: tell its agent
+			if err := q.NotifyForumDue(ctx, db.NotifyForumDueParams{Type: pircan.NotifyForum,
+				AccountFolded: foldAccount(t.Due.Account)}); err != nil {
+				return err
+			}
 		}
 		for _, e := range change.Events {
 			e.ThreadID = t.ID
@@ -553,8 +560,14 @@ func (s *Store) ChangeThread(ctx context.Context, actor pircan.ForumActor, id in
 			}
 		}
 		last := change.Events[len(change.Events)-1]
-		return audit(ctx, q, actor.AuditActor(), threadActions[last.Type], pircan.ThreadKey(t.ID), humanDetails(actor, map[string]any{
-			"from": last.From, "to": last.To, "confirmed": last.Confirmed}))
+		details := map[string]any{"confirmed": last.Confirmed}
+		if last.From != "" || last.To != "" {
+			details["from"], details["to"] = last.From, last.To
+		}
+		if change.NewTurn {
+			details["new_turn"] = true
+		}
+		return audit(ctx, q, actor.AuditActor(), threadActions[last.Type], pircan.ThreadKey(t.ID), humanDetails(actor, details))
 	})
 	return out, err
 }
@@ -566,6 +579,9 @@ var threadActions = map[string]string{
 	pircan.EventDeclined:  "forum.declined",
 	pircan.EventPinned:    "forum.pinned",
 	pircan.EventUnpinned:  "forum.unpinned",
+	// a human forbade AI reactions on the thread, or allowed them again
+	pircan.EventLLMForbidden: "forum.llm_reply_forbidden",
+	pircan.EventLLMAllowed:   "forum.llm_reply_allowed",
 }
 
 // ForumInbox implements pircan.ForumStore.

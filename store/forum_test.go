@@ -84,3 +84,91 @@ func countRows(t *testing.T, s *store.Store, sql string) int {
 	}
 	return n
 }
+
+// A thread where a human forbade AI reactions is in nobody's inbox and
+// counts in no NOTIFY forum; allowing them again gives it a new turn (past
+// an acknowledged cursor) and tells the due line's agent.
+func TestForumLLMForbiddenInbox(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	ctx := context.Background()
+	alice, _, err := s.Hello(ctx, "alice", "alice", pircan.Profile{}, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitAlice := func(v pircan.ThreadView, _ *pircan.Line) (pircan.Change, error) {
+		th := v.Thread
+		th.Awaiting, th.Due = true, &pircan.Line{Account: "alice"}
+		return pircan.Change{Thread: th}, nil
+	}
+	bob := pircan.ForumActor{Line: pircan.Line{Account: "bob"}, Identity: "pircan:bob"}
+	p, err := s.PostForumMessage(ctx, bob, pircan.NewForumMessage{Board: 1, Kind: "ask", Body: "x", RelatesTo: []string{},
+		Provenance: map[string]string{}}, pircan.DefaultLimits, awaitAlice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := p.Thread.ID
+	inbox := func() []int64 {
+		t.Helper()
+		list, total, err := s.ForumInbox(ctx, pircan.InboxQuery{Account: "alice", Since: 0, Limit: 10})
+		if err != nil || total != len(list) {
+			t.Fatalf("inbox: %v %d %v", list, total, err)
+		}
+		var ids []int64
+		for _, x := range list {
+			ids = append(ids, x.ID)
+		}
+		return ids
+	}
+	forumCount := func() int {
+		t.Helper()
+		n, err := s.ClaimNotices(ctx, alice.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range n {
+			if x.Type == pircan.NotifyForum {
+				return x.Count
+			}
+		}
+		return -1 // no notification waiting
+	}
+	if got := inbox(); !slices.Equal(got, []int64{th}) || forumCount() != 1 {
+		t.Fatalf("before: inbox %v", got)
+	}
+	ops := pircan.ForumActor{Line: pircan.Line{Human: "ops"}, Identity: "human:ops", Operator: "ops"}
+	set := func(forbid, newTurn bool) pircan.Thread {
+		t.Helper()
+		out, err := s.ChangeThread(ctx, ops, th, func(v pircan.ThreadView) (pircan.Change, error) {
+			x := v.Thread
+			x.LLMForbidden = forbid
+			typ := pircan.EventLLMForbidden
+			if !forbid {
+				typ = pircan.EventLLMAllowed
+			}
+			return pircan.Change{Thread: x, NewTurn: newTurn, Events: []pircan.ForumEvent{{ThreadID: x.ID, Type: typ,
+				Origin: pircan.OriginUser, Confirmed: true, By: ops.Identity}}}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	set(true, false)
+	if got, err := s.ForumThread(ctx, th); err != nil || !got.LLMForbidden || !got.Awaiting || got.Due == nil {
+		t.Fatalf("forbidden thread: %+v %v", got, err)
+	}
+	if got := inbox(); len(got) != 0 || forumCount() != -1 {
+		t.Fatalf("forbidden: inbox %v", got)
+	}
+	before, _ := s.ForumThread(ctx, th)
+	set(false, true)
+	after, err := s.ForumThread(ctx, th)
+	if err != nil || after.LLMForbidden || after.TurnSeq <= before.TurnSeq {
+		t.Fatalf("allowed: turn %d after %d: %+v %v", after.TurnSeq, before.TurnSeq, after, err)
+	}
+	list, _, err := s.ForumInbox(ctx, pircan.InboxQuery{Account: "alice", Since: before.TurnSeq, Limit: 10})
+	if err != nil || len(list) != 1 || list[0].ID != th || forumCount() != 1 {
+		t.Fatalf("allowed: inbox since the old turn %v %v", list, err)
+	}
+}

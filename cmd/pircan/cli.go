@@ -74,6 +74,8 @@ var commands = []command{
 		"forum decline <thread>",
 		"forum close <thread>",
 		"forum reopen <thread>",
+		"forum forbid-ai <thread>",
+		"forum allow-ai <thread>",
 		"forum state <thread> <deferred|obsolete|rejected>",
 		"forum show <thread> [--after msg_<n>]",
 		"forum boards add <slug> --name text [--description text]",

@@ -13,12 +13,13 @@ import (
 // runForum is `pircan forum …`: an operator moderates the Parley forum
 // (DESIGN.md "Who speaks") as human:<operator>, with authority over every
 // thread: confirms or declines a model's proposal, closes, reopens, sets a
-// side state, reads a thread, adds boards and sets an account's rights.
+// side state, forbids or allows AI reactions, reads a thread, adds boards
+// and sets an account's rights.
 // Each subcommand is one core operation called by the operator's Caller;
 // the core writes the audit row and words every refusal.
 func runForum(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := subcommand("forum", args, out, "confirm", "decline", "close", "reopen", "state", "show", "boards", "rights",
-		"seal", "requests")
+	sub, args, err := subcommand("forum", args, out, "confirm", "decline", "close", "reopen", "forbid-ai", "allow-ai", "state",
+		"show", "boards", "rights", "seal", "requests")
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,8 @@ func runForum(ctx context.Context, args []string, out io.Writer) error {
 			return printRights(out, pos[0], rights, true)
 		})
 	}
-	// confirm, decline, close, reopen: a human's marks, by name.
+	// confirm, decline, close, reopen, forbid-ai, allow-ai: a human's
+	// marks, by name.
 	if err := wantArgs(name, pos, "<thread>"); err != nil {
 		return err
 	}
@@ -185,6 +187,9 @@ func stateLine(t pircan.Thread) string {
 	}
 	if t.Locked() {
 		s += ", locked"
+	}
+	if t.LLMForbidden {
+		s += ", AI reactions forbidden"
 	}
 	return s + ")"
 }

@@ -123,7 +123,7 @@ func TestForumCommands(t *testing.T) {
 		"    " + pircan.MessageKey(ans.Message.ID) + " answer by pircan:bob (bob)",
 		"opened open, confirmed, by pircan:alice",
 		"state open -> answered, proposed, by pircan:bob",
-		"you may now: confirm, decline, close, reopen, deferred, obsolete, rejected",
+		"you may now: confirm, decline, close, reopen, deferred, obsolete, rejected, forbid-ai",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show: no %q in\n%s", want, out)
@@ -156,6 +156,28 @@ func TestForumCommands(t *testing.T) {
 	if strings.Count(out, "by human:dora") != 5 {
 		t.Errorf("show: want the five marks by human:dora:\n%s", out)
 	}
+
+	// AI reactions forbidden: an audit row, bob may not write; forbidding
+	// again changes and records nothing; allowed again.
+	ok("ok: "+th+" obsolete (user, confirmed, AI reactions forbidden)", "forum", "forbid-ai", th)
+	if d := audited("forum.llm_reply_forbidden", th); d["human"] != "human:dora" || d["confirmed"] != true || len(d) != 2 {
+		t.Errorf("forbid-ai's audit details: %v", d)
+	}
+	forbidden := lastAudit().ID
+	ok("ok: "+th+" obsolete (user, confirmed, AI reactions forbidden)", "forum", "forbid-ai", th)
+	if lastAudit().ID != forbidden {
+		t.Errorf("forbidding again wrote an audit row")
+	}
+	if _, err := core.PostMessage(ctx, bob, pircan.PostMessageArgs{ID: key(th), EnvelopeArgs: pircan.EnvelopeArgs{
+		Kind: ptr("note"), Body: ptr("may I?")}}); pircan.AsError(err).Code != pircan.CodeLLMReplyForbidden {
+		t.Fatalf("bob where AI reactions are forbidden: %v", err)
+	}
+	out = ok("AI reactions forbidden", "forum", "show", th)
+	if !strings.Contains(out, "llm_reply_forbidden, confirmed, by human:dora") || !strings.Contains(out, "you may now: reopen, allow-ai\n") {
+		t.Errorf("show of a thread where AI reactions are forbidden:\n%s", out)
+	}
+	ok("ok: "+th+" obsolete (user, confirmed)\n", "forum", "allow-ai", th)
+	audited("forum.llm_reply_allowed", th)
 
 	// Boards.
 	ok("ok: board 2 research added (Research)", "forum", "boards", "add", "research", "--name", "Research", "--description", "Long reads")

@@ -14,8 +14,10 @@ import (
 
 // The portal's forum pages in a real browser: an owner signed in by LOGIN
 // from IRC, confirmed as an agent's owner and verified by an operator,
-// confirms its agent's proposed close and reopens the thread; the
-// agents' bodies (with markup) stay text; every page fits 360 px.
+// confirms its agent's proposed close and reopens the thread, then forbids
+// AI reactions on it and allows them again; its agents' remembered
+// extensions show; the agents' bodies (with markup) stay text; every page
+// fits 360 px.
 func TestPortalForumInBrowser(t *testing.T) {
 	t.Parallel()
 	bot := bottest.Start(t, bottest.Options{Limits: raised(), HTTPAddr: "127.0.0.1:0"})
@@ -42,7 +44,9 @@ func TestPortalForumInBrowser(t *testing.T) {
 	must(t, err)
 	lobby, ask, answer := pircan.Key("lobby"), "ask", "answer"
 	q := `Which <b>solvent</b>? <script>document.title="owned"</script>` + "\n<img src=x onerror=alert(1)>"
-	open, err := core.OpenThread(t.Context(), ac, pircan.OpenThreadArgs{ID: &lobby, EnvelopeArgs: pircan.EnvelopeArgs{Kind: &ask, Body: &q}})
+	mainExt := "main"
+	open, err := core.OpenThread(t.Context(), ac, pircan.OpenThreadArgs{ID: &lobby, EnvelopeArgs: pircan.EnvelopeArgs{Kind: &ask, Body: &q,
+		From: &pircan.FromArgs{Extension: &mainExt}}})
 	must(t, err)
 	th := pircan.Key(pircan.ThreadKey(open.Thread.ID))
 	parent := pircan.Key(pircan.MessageKey(open.Message.ID))
@@ -59,6 +63,9 @@ func TestPortalForumInBrowser(t *testing.T) {
 		t.Fatalf("pending row: %q", row)
 	}
 	b.text("thread-" + string(th))
+	if ext := b.text("extensions"); !strings.Contains(ext, "pircan:"+alice.Account) || !strings.Contains(ext, "main (") {
+		t.Fatalf("alice's remembered extensions: %q", ext)
+	}
 	b.fits("forum")
 
 	b.submit("open the thread", chromedp.Click(chromedp.CSS(`#pending-`+string(th)+` a`)))
@@ -103,6 +110,45 @@ func TestPortalForumInBrowser(t *testing.T) {
 	}
 	if ev := b.text("events"); strings.Count(ev, "human:"+annName) != 2 {
 		t.Fatalf("events: %q", ev)
+	}
+
+	// Ann forbids AI reactions: the thread says so, bob may not write.
+	b.submit("forbid AI reactions", chromedp.Click(chromedp.ID("move-forbid-ai")))
+	if f := b.text("flash"); !strings.HasPrefix(f, "AI reactions forbidden") {
+		t.Fatalf("flash: %q", f)
+	}
+	if got := b.text("llm-forbidden"); got != "AI reactions forbidden" {
+		t.Fatalf("badge: %q", got)
+	}
+	if ev := b.text("events"); !strings.Contains(ev, "llm_reply_forbidden") || strings.Count(ev, "human:"+annName) != 3 {
+		t.Fatalf("events: %q", ev)
+	}
+	b.fitsAs("forum-thread-no-ai", false)
+	if _, err := core.PostMessage(t.Context(), bc, pircan.PostMessageArgs{ID: &th, EnvelopeArgs: pircan.EnvelopeArgs{Kind: &note, Body: &late}}); pircan.AsError(err).Code != pircan.CodeLLMReplyForbidden {
+		t.Fatalf("a message where AI reactions are forbidden: %v", err)
+	}
+	tt, err = bot.Store().ForumThread(t.Context(), open.Thread.ID)
+	must(t, err)
+	if !tt.LLMForbidden || tt.Messages != 2 {
+		t.Fatalf("stored: %+v", tt)
+	}
+	b.open("/owner/forum")
+	if row := b.text("thread-" + string(th)); !strings.Contains(row, "no AI") {
+		t.Fatalf("the list's row: %q", row)
+	}
+	b.fitsAs("forum-no-ai", false)
+
+	// And allows them again: no badge, bob writes.
+	b.open("/owner/forum/" + string(th))
+	b.submit("allow AI reactions", chromedp.Click(chromedp.ID("move-allow-ai")))
+	if f := b.text("flash"); f != "AI reactions allowed again." {
+		t.Fatalf("flash: %q", f)
+	}
+	if strings.Contains(b.html(), `id="llm-forbidden"`) || b.text("move-forbid-ai") != "Forbid AI reactions" {
+		t.Fatalf("after allowing: %s", b.html())
+	}
+	if _, err := core.PostMessage(t.Context(), bc, pircan.PostMessageArgs{ID: &th, EnvelopeArgs: pircan.EnvelopeArgs{Kind: &note, Body: &late}}); err != nil {
+		t.Fatalf("a message once allowed: %v", err)
 	}
 }
 

@@ -268,6 +268,30 @@ func TestRefusalsOverMCP(t *testing.T) {
 	refused(t, "read-only token", out[1], "token_read_only", "")
 	ok(t, "reading with a read-only token", out[2])
 
+	// A human forbade AI reactions (the CLI's operation): a model's write is
+	// refused through every door, the thread shows it, its events say who.
+	_, err = e.svc.ForbidLLMReplies(t.Context(), pircan.OperatorCaller("operator:ops"), pircan.ThreadMarkArgs{ID: keyp(th)})
+	must(t, err)
+	out = run(t, e, bob.Token,
+		call("post_threads_id_messages", args{"id": th, "kind": "answer", "body": "x", "parent": q}),
+		call("call_api_operation", args{"key": "post_threads_id_messages", "params": args{"id": th, "kind": "note", "body": "x"}}),
+		call("get_threads_id", args{"id": th}),
+		call("get_threads_id_events", args{"id": th}),
+	)
+	refused(t, "AI reactions forbidden", out[0], "llm_reply_forbidden", "")
+	refused(t, "AI reactions forbidden, through the catalog", out[1], "llm_reply_forbidden", "")
+	if tree := ok(t, "thread where AI reactions are forbidden", out[2]); tree["llm_reply_forbidden"] != true || tree["total"] != float64(1) {
+		t.Fatalf("thread: %v", tree)
+	}
+	events, _ := ok(t, "events", out[3])["items"].([]any)
+	if last := events[len(events)-1].(map[string]any); last["type"] != "llm_reply_forbidden" || sub(last, "by")["identity"] != "human:ops" {
+		t.Fatalf("events: %v", events)
+	}
+	if status, body := post(t, e.url(parley.APIPath+"/threads/"+th+"/messages"), bob.Token, `{"kind":"note","body":"x"}`); status != 403 ||
+		body["reason"] != "llm_reply_forbidden" {
+		t.Fatalf("REST: %d %v", status, body)
+	}
+
 	// An unknown tool stays a JSON-RPC error.
 	o := mcpclient.Run(t, e.url(parley.MCPPath), bob.Token, call("no_such_tool", nil))[0]
 	if o.OK || o.Err == nil || o.Err.Code == 0 {

@@ -38,22 +38,23 @@ type BoardRef struct {
 
 // Thread is a thread's head: its state as clients see it (a pending
 // proposal shows with state_confirmed false), the confirmed state beside,
-// and its turn.
+// whether a human forbade AI reactions, and its turn.
 type Thread struct {
-	ID             string   `json:"id"`
-	Board          BoardRef `json:"board"`
-	Title          string   `json:"title"`
-	State          string   `json:"state"`
-	StateOrigin    string   `json:"state_origin"`
-	StateConfirmed bool     `json:"state_confirmed"`
-	ConfirmedState string   `json:"confirmed_state"`
-	Pinned         bool     `json:"pinned"`
-	Awaiting       bool     `json:"awaiting"`
-	Due            *Who     `json:"due"`
-	Creator        Who      `json:"creator"`
-	Messages       int      `json:"messages"`
-	CreatedAt      string   `json:"created_at"`
-	LastAt         string   `json:"last_at"`
+	ID                string   `json:"id"`
+	Board             BoardRef `json:"board"`
+	Title             string   `json:"title"`
+	State             string   `json:"state"`
+	StateOrigin       string   `json:"state_origin"`
+	StateConfirmed    bool     `json:"state_confirmed"`
+	ConfirmedState    string   `json:"confirmed_state"`
+	Pinned            bool     `json:"pinned"`
+	LLMReplyForbidden bool     `json:"llm_reply_forbidden"`
+	Awaiting          bool     `json:"awaiting"`
+	Due               *Who     `json:"due"`
+	Creator           Who      `json:"creator"`
+	Messages          int      `json:"messages"`
+	CreatedAt         string   `json:"created_at"`
+	LastAt            string   `json:"last_at"`
 }
 
 // MessageFields are one envelope as stored, the server's fields set.
@@ -176,7 +177,7 @@ func (f *Face) who(l pircan.Line) Who {
 func (f *Face) renderThread(t pircan.Thread) Thread {
 	out := Thread{ID: pircan.ThreadKey(t.ID), Board: BoardRef{ID: t.BoardID, Slug: t.BoardSlug}, Title: t.Title,
 		State: t.Shown(), StateOrigin: t.ShownOrigin(), StateConfirmed: t.Confirmed(), ConfirmedState: t.State,
-		Pinned: t.Pinned, Awaiting: t.Awaiting, Creator: f.who(t.Creator), Messages: t.Messages,
+		Pinned: t.Pinned, LLMReplyForbidden: t.LLMForbidden, Awaiting: t.Awaiting, Creator: f.who(t.Creator), Messages: t.Messages,
 		CreatedAt: timeText(t.CreatedAt), LastAt: timeText(t.LastAt)}
 	if t.Due != nil {
 		d := f.who(*t.Due)

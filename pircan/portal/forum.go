@@ -29,6 +29,7 @@ type threadRow struct {
 	Key, Title, Board, Creator string
 	State, Confirmed, Proposed string // Proposed "": none pending
 	Origin                     string
+	LLMForbidden               bool // a human forbade AI reactions
 	Messages                   int
 	LastAt                     time.Time
 }
@@ -84,7 +85,8 @@ type threadData struct {
 
 func (h *Handler) row(t pircan.Thread) threadRow {
 	return threadRow{Key: pircan.ThreadKey(t.ID), Title: t.Title, Board: t.BoardSlug, Creator: h.lineName(t.Creator),
-		State: t.Shown(), Confirmed: t.State, Proposed: t.Proposed, Origin: t.ShownOrigin(), Messages: t.Messages, LastAt: t.LastAt}
+		State: t.Shown(), Confirmed: t.State, Proposed: t.Proposed, Origin: t.ShownOrigin(), LLMForbidden: t.LLMForbidden,
+		Messages: t.Messages, LastAt: t.LastAt}
 }
 
 // lineName is a line as the forum names it: its identity, and the
@@ -219,6 +221,10 @@ func moveButtonOf(move string, t pircan.Thread) moveButton {
 		b.Label, b.Danger = "Close", true
 	case pircan.MoveReopen:
 		b.Label = "Reopen"
+	case pircan.MoveForbidAI:
+		b.Label = "Forbid AI reactions"
+	case pircan.MoveAllowAI:
+		b.Label = "Allow AI reactions"
 	default: // a side state
 		b.Label, b.Danger = "Set "+move, true
 	}
@@ -231,6 +237,8 @@ var forumFlashes = map[string]string{
 	pircan.MoveDecline:   "Proposal declined: the thread keeps its confirmed state.",
 	pircan.MoveClose:     "Thread closed: nothing more is written to it until it is reopened.",
 	pircan.MoveReopen:    "Thread reopened.",
+	pircan.MoveForbidAI:  "AI reactions forbidden: no agent writes, marks or attests here until you allow them again.",
+	pircan.MoveAllowAI:   "AI reactions allowed again.",
 	pircan.StateDeferred: "Thread set to deferred.",
 	pircan.StateObsolete: "Thread set to obsolete.",
 	pircan.StateRejected: "Thread set to rejected.",

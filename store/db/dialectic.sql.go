@@ -611,19 +611,22 @@ func (q *Queries) LockApplications(ctx context.Context) error {
 }
 
 const lockForumClaim = `-- name: LockForumClaim :one
-SELECT c.id, c.thread_id, c.message_id, c.statement, c.evidence, c.author_account, c.author_folded, c.author_ext, c.state, c.superseded_by, c.created_at, (t.state = 'closed')::boolean AS thread_locked, t.creator_folded
+SELECT c.id, c.thread_id, c.message_id, c.statement, c.evidence, c.author_account, c.author_folded, c.author_ext, c.state, c.superseded_by, c.created_at, (t.state = 'closed')::boolean AS thread_locked, t.llm_reply_forbidden AS thread_llm_reply_forbidden,
+       t.creator_folded
 FROM forum_claims c JOIN forum_threads t ON t.id = c.thread_id
 WHERE c.id = $1 FOR NO KEY UPDATE OF c
 `
 
 type LockForumClaimRow struct {
-	ForumClaim    ForumClaim
-	ThreadLocked  bool
-	CreatorFolded string
+	ForumClaim              ForumClaim
+	ThreadLocked            bool
+	ThreadLlmReplyForbidden bool
+	CreatorFolded           string
 }
 
 // A claim locked for an attestation, with whether its thread is locked (a
-// confirmed closed) and the thread's creator (an owner's authority).
+// confirmed closed), whether a human forbade AI reactions there, and the
+// thread's creator (an owner's authority).
 func (q *Queries) LockForumClaim(ctx context.Context, id int64) (LockForumClaimRow, error) {
 	row := q.db.QueryRow(ctx, lockForumClaim, id)
 	var i LockForumClaimRow
@@ -640,6 +643,7 @@ func (q *Queries) LockForumClaim(ctx context.Context, id int64) (LockForumClaimR
 		&i.ForumClaim.SupersededBy,
 		&i.ForumClaim.CreatedAt,
 		&i.ThreadLocked,
+		&i.ThreadLlmReplyForbidden,
 		&i.CreatorFolded,
 	)
 	return i, err

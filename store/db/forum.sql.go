@@ -29,7 +29,7 @@ func (q *Queries) AckForumInbox(ctx context.Context, arg AckForumInboxParams) er
 }
 
 const boardThreads = `-- name: BoardThreads :many
-SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, t.llm_reply_forbidden, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
 WHERE t.board_id = $1
 ORDER BY t.pinned DESC, t.awaiting DESC, t.last_at DESC, t.id DESC
 LIMIT $3 OFFSET $2
@@ -76,6 +76,7 @@ func (q *Queries) BoardThreads(ctx context.Context, arg BoardThreadsParams) ([]B
 			&i.ForumThread.Messages,
 			&i.ForumThread.CreatedAt,
 			&i.ForumThread.LastAt,
+			&i.ForumThread.LlmReplyForbidden,
 			&i.Slug,
 		); err != nil {
 			return nil, err
@@ -89,7 +90,7 @@ func (q *Queries) BoardThreads(ctx context.Context, arg BoardThreadsParams) ([]B
 }
 
 const boardThreadsAfter = `-- name: BoardThreadsAfter :many
-SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, t.llm_reply_forbidden, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
 WHERE t.board_id = $1
   AND (t.pinned, t.awaiting, t.last_at, t.id) < ($2::boolean, $3::boolean, $4::timestamptz, $5::bigint)
 ORDER BY t.pinned DESC, t.awaiting DESC, t.last_at DESC, t.id DESC
@@ -146,6 +147,7 @@ func (q *Queries) BoardThreadsAfter(ctx context.Context, arg BoardThreadsAfterPa
 			&i.ForumThread.Messages,
 			&i.ForumThread.CreatedAt,
 			&i.ForumThread.LastAt,
+			&i.ForumThread.LlmReplyForbidden,
 			&i.Slug,
 		); err != nil {
 			return nil, err
@@ -188,10 +190,11 @@ func (q *Queries) CountForumBoardsLastDay(ctx context.Context, createdBy string)
 
 const countForumDue = `-- name: CountForumDue :one
 SELECT count(*) FROM forum_threads t JOIN agent_accounts aa ON aa.account_folded = t.due_folded
-WHERE aa.agent_id = $1
+WHERE aa.agent_id = $1 AND NOT t.llm_reply_forbidden
 `
 
-// NOTIFY forum's count: the threads where an agent's accounts are due.
+// NOTIFY forum's count: the threads where an agent's accounts are due (and
+// may react).
 func (q *Queries) CountForumDue(ctx context.Context, agentID string) (int64, error) {
 	row := q.db.QueryRow(ctx, countForumDue, agentID)
 	var count int64
@@ -202,7 +205,7 @@ func (q *Queries) CountForumDue(ctx context.Context, agentID string) (int64, err
 const countForumInbox = `-- name: CountForumInbox :one
 SELECT count(*) FROM (
     SELECT 1 FROM forum_threads t
-    WHERE t.due_folded = $1 AND t.turn_seq > $2
+    WHERE t.due_folded = $1 AND t.turn_seq > $2 AND NOT t.llm_reply_forbidden
       AND ($3::text IS NULL OR t.due_ext IN ($3, ''))
     LIMIT $4::bigint
 ) counted
@@ -414,8 +417,8 @@ func (q *Queries) ForumBoardThreadAdded(ctx context.Context, id int64) error {
 }
 
 const forumInbox = `-- name: ForumInbox :many
-SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
-WHERE t.due_folded = $1 AND t.turn_seq > $2
+SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, t.llm_reply_forbidden, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+WHERE t.due_folded = $1 AND t.turn_seq > $2 AND NOT t.llm_reply_forbidden
   AND ($3::text IS NULL OR t.due_ext IN ($3, ''))
 ORDER BY t.turn_seq DESC
 LIMIT $4
@@ -434,7 +437,8 @@ type ForumInboxRow struct {
 }
 
 // The threads awaiting a line, newest turn first: its own extension's, and
-// those due to the account under any extension.
+// those due to the account under any extension; none where a human
+// forbade AI reactions.
 func (q *Queries) ForumInbox(ctx context.Context, arg ForumInboxParams) ([]ForumInboxRow, error) {
 	rows, err := q.db.Query(ctx, forumInbox,
 		arg.DueFolded,
@@ -468,6 +472,7 @@ func (q *Queries) ForumInbox(ctx context.Context, arg ForumInboxParams) ([]Forum
 			&i.ForumThread.Messages,
 			&i.ForumThread.CreatedAt,
 			&i.ForumThread.LastAt,
+			&i.ForumThread.LlmReplyForbidden,
 			&i.Slug,
 		); err != nil {
 			return nil, err
@@ -531,7 +536,7 @@ func (q *Queries) ForumNewestTurn(ctx context.Context) (int64, error) {
 }
 
 const forumThread = `-- name: ForumThread :one
-SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, t.llm_reply_forbidden, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
 WHERE t.id = $1
 `
 
@@ -562,6 +567,7 @@ func (q *Queries) ForumThread(ctx context.Context, id int64) (ForumThreadRow, er
 		&i.ForumThread.Messages,
 		&i.ForumThread.CreatedAt,
 		&i.ForumThread.LastAt,
+		&i.ForumThread.LlmReplyForbidden,
 		&i.Slug,
 	)
 	return i, err
@@ -911,7 +917,7 @@ func (q *Queries) ListForumMessages(ctx context.Context, arg ListForumMessagesPa
 }
 
 const listForumThreads = `-- name: ListForumThreads :many
-SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, t.llm_reply_forbidden, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
 WHERE ($1::bigint IS NULL OR t.board_id = $1)
   AND ($2::text IS NULL OR coalesce(t.proposed_state, t.state) = $2)
   AND ($3::boolean IS NULL OR t.awaiting = $3)
@@ -971,6 +977,7 @@ func (q *Queries) ListForumThreads(ctx context.Context, arg ListForumThreadsPara
 			&i.ForumThread.Messages,
 			&i.ForumThread.CreatedAt,
 			&i.ForumThread.LastAt,
+			&i.ForumThread.LlmReplyForbidden,
 			&i.Slug,
 		); err != nil {
 			return nil, err
@@ -1010,7 +1017,7 @@ func (q *Queries) LockForumLine(ctx context.Context, accountFolded string) error
 }
 
 const lockForumThread = `-- name: LockForumThread :one
-SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, t.llm_reply_forbidden, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
 WHERE t.id = $1 FOR NO KEY UPDATE OF t
 `
 
@@ -1041,6 +1048,7 @@ func (q *Queries) LockForumThread(ctx context.Context, id int64) (LockForumThrea
 		&i.ForumThread.Messages,
 		&i.ForumThread.CreatedAt,
 		&i.ForumThread.LastAt,
+		&i.ForumThread.LlmReplyForbidden,
 		&i.Slug,
 	)
 	return i, err
@@ -1113,7 +1121,7 @@ func (q *Queries) OwnsForumCreator(ctx context.Context, arg OwnsForumCreatorPara
 }
 
 const pendingForumProposals = `-- name: PendingForumProposals :many
-SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, t.llm_reply_forbidden, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
 WHERE t.proposed_state IS NOT NULL
   AND ($1::text = '' OR EXISTS (
       SELECT 1 FROM agent_accounts aa JOIN owner_bindings ob ON ob.agent_id = aa.agent_id
@@ -1162,6 +1170,7 @@ func (q *Queries) PendingForumProposals(ctx context.Context, arg PendingForumPro
 			&i.ForumThread.Messages,
 			&i.ForumThread.CreatedAt,
 			&i.ForumThread.LastAt,
+			&i.ForumThread.LlmReplyForbidden,
 			&i.Slug,
 		); err != nil {
 			return nil, err
@@ -1223,25 +1232,32 @@ func (q *Queries) SetForumAccountRights(ctx context.Context, arg SetForumAccount
 
 const updateForumThreadState = `-- name: UpdateForumThreadState :exec
 UPDATE forum_threads SET state = $1, state_origin = $2, proposed_state = $3,
-    pinned = $4
-WHERE id = $5
+    pinned = $4, llm_reply_forbidden = $5,
+    turn_seq = CASE WHEN $6::boolean THEN nextval('forum_turn_seq') ELSE turn_seq END
+WHERE id = $7
 `
 
 type UpdateForumThreadStateParams struct {
-	State         string
-	StateOrigin   string
-	ProposedState *string
-	Pinned        bool
-	ID            int64
+	State             string
+	StateOrigin       string
+	ProposedState     *string
+	Pinned            bool
+	LlmReplyForbidden bool
+	NewTurn           bool
+	ID                int64
 }
 
-// A thread after a mark: its state and pin as the rules left them.
+// A thread after a mark: its state, pin and whether AI reactions are
+// forbidden as the rules left them; new_turn: its turn comes again (a new
+// turn number: a human allowed AI reactions on a thread awaiting a line).
 func (q *Queries) UpdateForumThreadState(ctx context.Context, arg UpdateForumThreadStateParams) error {
 	_, err := q.db.Exec(ctx, updateForumThreadState,
 		arg.State,
 		arg.StateOrigin,
 		arg.ProposedState,
 		arg.Pinned,
+		arg.LlmReplyForbidden,
+		arg.NewTurn,
 		arg.ID,
 	)
 	return err

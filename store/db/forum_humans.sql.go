@@ -77,7 +77,7 @@ func (q *Queries) OwnerForumExtensions(ctx context.Context, arg OwnerForumExtens
 }
 
 const ownerForumThreads = `-- name: OwnerForumThreads :many
-SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
+SELECT t.id, t.board_id, t.creator_account, t.creator_folded, t.creator_ext, t.title, t.state, t.state_origin, t.proposed_state, t.pinned, t.awaiting, t.due_account, t.due_folded, t.due_ext, t.turn_seq, t.messages, t.created_at, t.last_at, t.llm_reply_forbidden, b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
 WHERE t.creator_folded IN (
     SELECT aa.account_folded FROM agent_accounts aa JOIN owner_bindings ob ON ob.agent_id = aa.agent_id
     WHERE ob.owner_folded = $1 AND ob.status = 'confirmed')
@@ -126,6 +126,7 @@ func (q *Queries) OwnerForumThreads(ctx context.Context, arg OwnerForumThreadsPa
 			&i.ForumThread.Messages,
 			&i.ForumThread.CreatedAt,
 			&i.ForumThread.LastAt,
+			&i.ForumThread.LlmReplyForbidden,
 			&i.Slug,
 		); err != nil {
 			return nil, err

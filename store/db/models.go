@@ -204,24 +204,25 @@ type ForumRight struct {
 }
 
 type ForumThread struct {
-	ID             int64
-	BoardID        int64
-	CreatorAccount string
-	CreatorFolded  string
-	CreatorExt     string
-	Title          string
-	State          string
-	StateOrigin    string
-	ProposedState  *string
-	Pinned         bool
-	Awaiting       bool
-	DueAccount     *string
-	DueFolded      *string
-	DueExt         *string
-	TurnSeq        int64
-	Messages       int32
-	CreatedAt      time.Time
-	LastAt         time.Time
+	ID                int64
+	BoardID           int64
+	CreatorAccount    string
+	CreatorFolded     string
+	CreatorExt        string
+	Title             string
+	State             string
+	StateOrigin       string
+	ProposedState     *string
+	Pinned            bool
+	Awaiting          bool
+	DueAccount        *string
+	DueFolded         *string
+	DueExt            *string
+	TurnSeq           int64
+	Messages          int32
+	CreatedAt         time.Time
+	LastAt            time.Time
+	LlmReplyForbidden bool
 }
 
 type ForumTokenRequest struct {
