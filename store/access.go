@@ -73,10 +73,18 @@ func (s *Store) TokenRequests(ctx context.Context, account, state string, limit,
 }
 
 // ChangeTokenRequest implements pircan.AccessStore: an upgrade sets the
-// account's rights and narrows the same token to them.
+// account's rights and narrows the same token to them; both are forgotten
+// by this process's caches when it commits (rightscache.go, tokencache.go).
 func (s *Store) ChangeTokenRequest(ctx context.Context, actor pircan.ForumActor, id int64,
 	rule func(pircan.TokenRequest) (pircan.RequestChange, error)) (pircan.TokenRequest, error) {
 	var out pircan.TokenRequest
+	var upgraded db.ForumTokenRequest
+	defer func() {
+		if upgraded.TokenID != "" {
+			s.rights.forget(upgraded.AccountFolded)
+			s.tokens.forget(upgraded.TokenID)
+		}
+	}()
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		r, err := q.LockTokenRequest(ctx, id)
 		if err != nil {
@@ -94,6 +102,7 @@ func (s *Store) ChangeTokenRequest(ctx context.Context, actor pircan.ForumActor,
 		}
 		out = toTokenRequest(row)
 		if ch.Upgrade != nil {
+			upgraded = r
 			if err := q.SetForumAccountRights(ctx, db.SetForumAccountRightsParams{AccountFolded: r.AccountFolded,
 				Account: r.Account, Rights: ch.Upgrade}); err != nil {
 				return err

@@ -47,13 +47,18 @@ func newAgentCache() *agentCache {
 func (s *Store) setCachesLive(live bool) {
 	s.agents.setLive(live)
 	s.tokens.setLive(live)
+	s.rights.setLive(live)
 }
 
 // changed forgets what one notification on agentsChannel names: an agent,
-// '*' (every agent), or 'token:<id>'.
+// '*' (every agent), 'token:<id>' or 'rights:<folded account>'.
 func (s *Store) changed(payload string) {
 	if id, ok := strings.CutPrefix(payload, tokenPrefix); ok {
 		s.tokens.forget(id)
+		return
+	}
+	if account, ok := strings.CutPrefix(payload, rightsPrefix); ok {
+		s.rights.forget(account)
 		return
 	}
 	s.agents.forget(payload)
@@ -74,9 +79,9 @@ func (s *Store) AgentCacheStats() (hits, misses uint64) {
 	return s.agents.hits.Load(), s.agents.misses.Load()
 }
 
-// RunAgentCache listens for agent and token changes until ctx ends, and
-// trusts the agent and token caches while it listens. Without it (a store
-// that never runs it) every read goes to the database.
+// RunAgentCache listens for agent, token and forum rights changes until ctx
+// ends, and trusts the agent, token and rights caches while it listens.
+// Without it (a store that never runs it) every read goes to the database.
 func (s *Store) RunAgentCache(ctx context.Context, log zerolog.Logger) {
 	defer s.setCachesLive(false)
 	for ctx.Err() == nil {

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/creatimus/pircan/internal/pgtest"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store"
 )
@@ -120,41 +117,10 @@ func TestAgentCacheReadsOwnWrites(t *testing.T) {
 // the listening connection is gone nothing is served from memory; listening
 // again trusts the cache again.
 func TestAgentCacheFollowsOtherProcesses(t *testing.T) {
-	dsn := pgtest.Database(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	open := func() *store.Store {
-		s, err := store.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
-		return s
-	}
-	here, there := open(), open()
-	if _, err := here.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	forgotten := make(chan string, 100)
+	ctx, here, there := twoProcesses(t)
+	forgotten, await := forgetting(t)
 	here.OnAgentForget(func(id string) { forgotten <- id })
-	await := func(what, want string) {
-		t.Helper()
-		deadline := time.After(10 * time.Second)
-		for {
-			select {
-			case id := <-forgotten:
-				if id == want {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("%s: %q never forgotten", what, want)
-			}
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { here.RunAgentCache(ctx, zerolog.Nop()) })
-	defer wg.Wait()
-	defer cancel()
+	listen(t, ctx, here)
 	await("listening", "*")
 
 	agent, _, err := there.Hello(ctx, "remote", "remote", pircan.Profile{}, 10)

@@ -77,3 +77,10 @@ func (s *Store) TokenCacheLen() int {
 
 // TrustTokenCache trusts the token cache without listening.
 func (s *Store) TrustTokenCache() { s.tokens.setLive(true) }
+
+// OnRightsForget tells f of every account the rights cache forgets ("*": all).
+func (s *Store) OnRightsForget(f func(account string)) {
+	s.rights.mu.Lock()
+	defer s.rights.mu.Unlock()
+	s.rights.forgotten = f
+}

@@ -640,25 +640,37 @@ func (s *Store) AckForumInbox(ctx context.Context, actor pircan.ForumActor, ext 
 	})
 }
 
-// ForumAccountRights implements pircan.ForumStore.
+// ForumAccountRights implements pircan.ForumStore: from the rights cache
+// while it holds the account (rightscache.go).
 func (s *Store) ForumAccountRights(ctx context.Context, account string) ([]string, error) {
-	var out []string
+	key := foldAccount(account)
+	r, ok, gen := s.rights.get(key)
+	if ok {
+		return r.rights, nil
+	}
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		r, err := q.ForumAccountRights(ctx, foldAccount(account))
+		rights, err := q.ForumAccountRights(ctx, key)
 		if errors.Is(notFound(err), pircan.ErrNotFound) {
 			return nil
 		}
-		if r == nil {
-			r = []string{}
+		if rights == nil {
+			rights = []string{}
 		}
-		out = r
+		r.rights = rights
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	r.folded = key
+	s.rights.put(key, r, gen)
+	return r.rights, nil
 }
 
-// SetForumAccountRights implements pircan.ForumStore.
+// SetForumAccountRights implements pircan.ForumStore. The account's cached
+// rights are forgotten when it commits, before the notification comes.
 func (s *Store) SetForumAccountRights(ctx context.Context, operator, account string, rights []string) error {
+	defer s.rights.forget(foldAccount(account))
 	return s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
 		if err := q.SetForumAccountRights(ctx, db.SetForumAccountRightsParams{AccountFolded: foldAccount(account),
 			Account: account, Rights: rights}); err != nil {

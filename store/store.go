@@ -52,7 +52,8 @@ type Store struct {
 	planned *db.Queries // the lists with optional filters: see perCallPlans
 	timeout time.Duration
 	agents  *agentCache
-	tokens  *tokenCache // on the agent cache's listener (tokencache.go)
+	tokens  *tokenCache  // on the agent cache's listener (tokencache.go)
+	rights  *rightsCache // the same (rightscache.go)
 	// findCounts: how FIND's totals for a text were counted (find.go).
 	findCounts *findCounts
 	trips      *tripCounter // the pool's tracer (pipe.go)
@@ -102,7 +103,7 @@ func OpenTimeouts(ctx context.Context, dsn string, t Timeouts) (*Store, error) {
 // newStore is a store over pool, its caches empty.
 func newStore(pool *pgxpool.Pool, timeout time.Duration) *Store {
 	return &Store{pool: pool, q: db.New(pool), planned: db.New(perCallPlans{pool}), timeout: timeout,
-		agents: newAgentCache(), tokens: newTokenCache(), findCounts: &findCounts{}, trips: &tripCounter{}}
+		agents: newAgentCache(), tokens: newTokenCache(), rights: newRightsCache(), findCounts: &findCounts{}, trips: &tripCounter{}}
 }
 
 // perCallPlans runs statements unnamed (pgx's QueryExecModeCacheDescribe:

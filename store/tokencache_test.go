@@ -4,13 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/creatimus/pircan/internal/pgtest"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store"
 )
@@ -45,41 +40,10 @@ func issue(t *testing.T, s *store.Store, account, secret string) pircan.Token {
 // the notification arrives, and the check after it is refused; while a
 // process is not listening, nothing cached is trusted.
 func TestTokenCacheRevocation(t *testing.T) {
-	dsn := pgtest.Database(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	open := func() *store.Store {
-		s, err := store.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
-		return s
-	}
-	here, there := open(), open()
-	if _, err := here.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	forgotten := make(chan string, 100)
+	ctx, here, there := twoProcesses(t)
+	forgotten, await := forgetting(t)
 	here.OnTokenForget(func(id string) { forgotten <- id })
-	await := func(what, want string) {
-		t.Helper()
-		deadline := time.After(10 * time.Second)
-		for {
-			select {
-			case id := <-forgotten:
-				if id == want {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("%s: %q never forgotten", what, want)
-			}
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { here.RunAgentCache(ctx, zerolog.Nop()) })
-	defer wg.Wait()
-	defer cancel()
+	listen(t, ctx, here)
 	await("listening", "*")
 
 	// Another process revokes: refused here once its notification is in.

@@ -161,6 +161,9 @@ var (
 	descAgentCacheMiss = desc("pircan_agent_cache_misses_total", "Requests whose caller's agent was read from the database.")
 	descTokenCacheHits = desc("pircan_token_cache_hits_total", "Bearer token checks answered from memory (store/tokencache.go).")
 	descTokenCacheMiss = desc("pircan_token_cache_misses_total", "Bearer token checks that read the database.")
+	descRightsHits     = desc("pircan_rights_cache_hits_total", "Forum rights of an account answered from memory (store/rightscache.go).")
+	descRightsMiss     = desc("pircan_rights_cache_misses_total", "Forum rights of an account read from the database.")
+	descDBRoundTrips   = desc("pircan_db_round_trips_total", "Round trips to Postgres: statements sent alone, batches (a pipelined transaction's reads, its writes with the commit; store/pipe.go), statements prepared.")
 	descFindCounts     = prometheus.NewDesc("pircan_find_text_counts_total", "FIND totals for a text (q), by how they were counted: sample (the first look saw every candidate), walk (agents in registration order), index (the GIN index) (store/find.go).", []string{"way"}, nil)
 )
 
@@ -169,7 +172,7 @@ func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 		descIntakeWaits, descDispatchQueued, descNotifyQueued, descNotifyRefused,
 		descOutputQueue, descOutputSent, descOutputDropped, descOutputDeparted, descOutputCapRate, descOutputCapBurst, descOutputDelay, descOutputExempt, descStandby, descDatabaseUp, descNotifyWaiting,
 		descPoolAcquired, descPoolIdle, descPoolTotal, descPoolMax, descPoolAcquires, descPoolAcquireSec,
-		descPoolEmpty, descPoolCanceled, descAgentCacheHits, descAgentCacheMiss, descTokenCacheHits, descTokenCacheMiss, descFindCounts} {
+		descPoolEmpty, descPoolCanceled, descAgentCacheHits, descAgentCacheMiss, descTokenCacheHits, descTokenCacheMiss, descRightsHits, descRightsMiss, descDBRoundTrips, descFindCounts} {
 		ch <- d
 	}
 }
@@ -230,6 +233,10 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	hits, misses = b.store.TokenCacheStats()
 	counter(descTokenCacheHits, float64(hits))
 	counter(descTokenCacheMiss, float64(misses))
+	hits, misses = b.store.RightsCacheStats()
+	counter(descRightsHits, float64(hits))
+	counter(descRightsMiss, float64(misses))
+	counter(descDBRoundTrips, float64(b.store.RoundTrips()))
 	fc := b.store.FindCountStats()
 	for way, n := range map[string]uint64{"sample": fc.Sample, "walk": fc.Walk, "index": fc.Index} {
 		ch <- prometheus.MustNewConstMetric(descFindCounts, prometheus.CounterValue, float64(n), way)
