@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/store"
 )
 
 // The forum's store beyond what the core's tests drive: the remembered
-// extensions' bound and order.
+// extensions' bound and order, what hides a thread where AI reactions are
+// forbidden from the inbox, and what remembering costs a post.
 
 // keep is a message rule that changes nothing but the message.
 func keep(v pircan.ThreadView, _ *pircan.Line) (pircan.Change, error) {
@@ -170,5 +172,58 @@ func TestForumLLMForbiddenInbox(t *testing.T) {
 	list, _, err := s.ForumInbox(ctx, pircan.InboxQuery{Account: "alice", Since: before.TurnSeq, Limit: 10})
 	if err != nil || len(list) != 1 || list[0].ID != th || forumCount() != 1 {
 		t.Fatalf("allowed: inbox since the old turn %v %v", list, err)
+	}
+}
+
+// BenchmarkForumPostExtension: posts under one extension (its row
+// updated), under a new one each time (a row added, the oldest forgotten)
+// and without one, interleaved, each on a thread of its own: each one's
+// round trips to Postgres (the same) and p50, over the p50 without.
+func BenchmarkForumPostExtension(b *testing.B) {
+	s := openStore(b)
+	ctx := context.Background()
+	l := pircan.DefaultLimits
+	l.ForumMessagesHour, l.ForumThreadsHour = 1<<30, 1<<30
+	postAs := func(account, ext string, thread int64) pircan.ForumPost {
+		actor := pircan.ForumActor{Line: pircan.Line{Account: account, Extension: ext}, Identity: "pircan:" + account}
+		p, err := s.PostForumMessage(ctx, actor, pircan.NewForumMessage{Board: 1, Thread: thread, Kind: "note",
+			Body: "A benchmark note.", RelatesTo: []string{}, Provenance: map[string]string{}}, l, keep)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	kinds := []struct {
+		name, account string
+		ext           func(i int) string
+	}{
+		{"same", "same", func(int) string { return "worker" }},
+		{"rotating", "rotating", func(i int) string { return fmt.Sprintf("worker-%d", i%(2*pircan.MaxRecentExtensions)) }},
+		{"none", "none", func(int) string { return "" }},
+	}
+	threads := make([]int64, len(kinds))
+	for k, c := range kinds {
+		threads[k] = postAs(c.account, c.ext(0), 0).Thread.ID
+	}
+	durs := make([][]time.Duration, len(kinds))
+	trips := make([]int64, len(kinds))
+	b.ResetTimer()
+	for i := range b.N {
+		for k, c := range kinds {
+			t0, start := s.RoundTrips(), time.Now()
+			postAs(c.account, c.ext(i), threads[k])
+			durs[k] = append(durs[k], time.Since(start))
+			trips[k] += s.RoundTrips() - t0
+		}
+	}
+	b.StopTimer()
+	none := durs[len(kinds)-1]
+	slices.Sort(none)
+	for k, c := range kinds {
+		slices.Sort(durs[k])
+		p50 := durs[k][len(durs[k])/2]
+		b.ReportMetric(float64(p50.Microseconds()), c.name+"-p50-us")
+		b.ReportMetric(float64(p50)/float64(none[len(none)/2]), c.name+"/none")
+		b.ReportMetric(float64(trips[k])/float64(b.N), c.name+"-trips/op")
 	}
 }

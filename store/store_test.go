@@ -14,7 +14,7 @@ import (
 // openStore opens a fresh, migrated database of the test's own: the tests
 // that use it share nothing, so they run in parallel (t.Parallel), which
 // makes the package's many migrations overlap instead of queueing.
-func openStore(t *testing.T) *store.Store {
+func openStore(t testing.TB) *store.Store {
 	t.Helper()
 	ctx := context.Background()
 	s, err := store.Open(ctx, pgtest.Database(t))
