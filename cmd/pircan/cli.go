@@ -188,20 +188,26 @@ func subcommand(group string, args []string, out io.Writer, subs ...string) (str
 	return "", nil, usagef(group, "unknown subcommand %q (want %s)", args[0], strings.Join(subs, ", "))
 }
 
-// nestedSubcommand is subcommand for a group within a group (`pircan forum
-// boards`), with the subcommand's common flags writing to out: the group's
-// --help lists its subcommands' flags itself, as the one flag section the
-// outer group's --help shows.
-func nestedSubcommand(ctx context.Context, group string, args []string, out io.Writer, run runner, subs ...string) (string, *common, []string, error) {
+// groupCommand is subcommand with the subcommand's common flags, writing
+// to out.
+func groupCommand(group string, args []string, out io.Writer, subs ...string) (string, *common, []string, error) {
 	sub, args, err := subcommand(group, args, out, subs...)
-	var gh *groupHelp
-	if err == nil {
-		c := newCommon(group + " " + sub)
-		c.out = out
-		return sub, c, args, nil
-	}
-	if !errors.As(err, &gh) {
+	if err != nil {
 		return "", nil, nil, err
+	}
+	c := newCommon(group + " " + sub)
+	c.out = out
+	return sub, c, args, nil
+}
+
+// nestedSubcommand is groupCommand for a group within a group (`pircan
+// forum boards`): the group's --help lists its subcommands' flags itself,
+// as the one flag section the outer group's --help shows.
+func nestedSubcommand(ctx context.Context, group string, args []string, out io.Writer, run runner, subs ...string) (string, *common, []string, error) {
+	sub, c, args, err := groupCommand(group, args, out, subs...)
+	var gh *groupHelp
+	if err == nil || !errors.As(err, &gh) {
+		return sub, c, args, err
 	}
 	fmt.Fprint(out, "\nflags:\n")
 	for _, s := range gh.subs {

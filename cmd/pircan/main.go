@@ -276,13 +276,11 @@ func operator() string {
 }
 
 func runChannel(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := subcommand("channel", args, out, "add", "list", "invite", "remove")
+	sub, c, args, err := groupCommand("channel", args, out, "add", "list", "invite", "remove")
 	if err != nil {
 		return err
 	}
-	name := "channel " + sub
-	c := newCommon(name)
-	c.out = out
+	name := c.name
 	var private *bool
 	var topic *string
 	if sub == "add" {

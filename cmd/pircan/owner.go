@@ -23,13 +23,11 @@ import (
 // confirmed one (the way out when an owner is gone). Audited as
 // owner.cleared with by: operator.
 func runOwner(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := subcommand("owner", args, out, "verify", "clear")
+	sub, c, args, err := groupCommand("owner", args, out, "verify", "clear")
 	if err != nil {
 		return err
 	}
-	name := "owner " + sub
-	c := newCommon(name)
-	c.out = out
+	name := c.name
 	var ownerName *string
 	var force *bool
 	if sub == "verify" {

@@ -15,13 +15,11 @@ import (
 // runReports is `pircan reports list|show|resolve`: the operators' side of
 // REPORT. Resolving is audited with the operator as actor.
 func runReports(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := subcommand("reports", args, out, "list", "show", "resolve")
+	sub, c, args, err := groupCommand("reports", args, out, "list", "show", "resolve")
 	if err != nil {
 		return err
 	}
-	name := "reports " + sub
-	c := newCommon(name)
-	c.out = out
+	name := c.name
 	var status, resolution, action *string
 	var limit *int
 	switch sub {

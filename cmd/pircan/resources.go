@@ -15,13 +15,11 @@ import (
 // of the resource library. A removal is audited with the operator as actor
 // and the publisher is told (NOTIFY resource_update, content-free).
 func runResources(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := subcommand("resources", args, out, "list", "show", "remove")
+	sub, c, args, err := groupCommand("resources", args, out, "list", "show", "remove")
 	if err != nil {
 		return err
 	}
-	name := "resources " + sub
-	c := newCommon(name)
-	c.out = out
+	name := c.name
 	var by, reason *string
 	var limit *int
 	switch sub {

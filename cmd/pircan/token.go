@@ -20,13 +20,11 @@ import (
 // the operator as actor. A secret is printed once, by issue, alone on the
 // last line of stdout (`| tail -1`); nothing else ever shows it.
 func runToken(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := subcommand("token", args, out, "issue", "list", "revoke")
+	sub, c, args, err := groupCommand("token", args, out, "issue", "list", "revoke")
 	if err != nil {
 		return err
 	}
-	name := "token " + sub
-	c := newCommon(name)
-	c.out = out
+	name := c.name
 	var label, expires, rights *string
 	if sub == "issue" {
 		label = c.fs.String("label", "", "a note on what the token is for")
