@@ -13,36 +13,57 @@ import (
 // Send implements pircan.Store. The agreement row is locked for the whole
 // transaction, so the budgets are counted without a race; the counts, the
 // insert, its audit entry and the notification are then one statement
-// (SendMessage), so a SEND is four round trips: BEGIN, the lock, that
-// statement, COMMIT (a reply one more, to read its parent). The core's
+// (SendMessage). It is a pipelined transaction (pipe.go) of two round
+// trips: BEGIN with the lock (and a reply's parent), then that statement
+// with COMMIT, which commits nothing when a budget is spent. The core's
 // rule (pircan.SendRule) decides every refusal from what was read.
 func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessage, rule pircan.SendRule) (pircan.SentMessage, error) {
-	var sent pircan.SentMessage
 	me, l := actor.AgentID, rule.Limits
-	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		agreementID, err := q.LockMessageAgreement(ctx, db.LockMessageAgreementParams{A: me, B: m.To})
-		if errors.Is(err, errNoRows) {
-			mine, theirs, err := pendingBetween(ctx, q, me, m.To)
+	// The id is chosen here so that the audit entry, written by the same
+	// statement, can be built beforehand.
+	id := uuid.NewString()
+	p := db.SendMessageParams{ID: id, Sender: me, Recipient: m.To, Text: m.Text, ConversationID: id,
+		MessagesHour: int64(l.MessagesHour), ConversationHour: int64(l.ConversationHour), NotifyType: pircan.NotifyMessage}
+	var row db.SendMessageRow
+	err := s.withPipe(ctx, func(ctx context.Context, pp *pipe) error {
+		var (
+			agreementID        string
+			lockErr, parentErr error
+			parent             db.MessageForReplyRow
+		)
+		pp.queue(func(q *db.Queries) error {
+			agreementID, lockErr = q.LockMessageAgreement(ctx, db.LockMessageAgreementParams{A: me, B: m.To})
+			return nil
+		})
+		if m.ReplyTo != "" {
+			pp.queue(func(q *db.Queries) error {
+				parent, parentErr = q.MessageForReply(ctx, m.ReplyTo)
+				return nil
+			})
+		}
+		if err := pp.send(ctx); err != nil {
+			return err
+		}
+		if errors.Is(lockErr, errNoRows) {
+			var mine, theirs bool
+			err := pp.run(ctx, func(q *db.Queries) (err error) {
+				mine, theirs, err = pendingBetween(ctx, q, me, m.To)
+				return err
+			})
 			if err != nil {
 				return err
 			}
 			return rule.NoAgreement(mine, theirs)
 		}
-		if err != nil {
-			return err
+		if lockErr != nil {
+			return lockErr
 		}
-		// The id is chosen here so that the audit entry, written by the
-		// same statement, can be built beforehand.
-		id := uuid.NewString()
-		p := db.SendMessageParams{ID: id, AgreementID: agreementID, Sender: me, Recipient: m.To, Text: m.Text,
-			ConversationID: id, MessagesHour: int64(l.MessagesHour), ConversationHour: int64(l.ConversationHour),
-			NotifyType: pircan.NotifyMessage}
+		p.AgreementID = agreementID
 		if m.ReplyTo != "" {
-			parent, err := q.MessageForReply(ctx, m.ReplyTo)
-			if err := notFoundOr(err); err != nil {
+			if err := notFoundOr(parentErr); err != nil {
 				return err
 			}
-			between := err == nil && (parent.Sender == m.To && parent.Recipient == me || parent.Sender == me && parent.Recipient == m.To)
+			between := parentErr == nil && (parent.Sender == m.To && parent.Recipient == me || parent.Sender == me && parent.Recipient == m.To)
 			hop, perr := rule.Reply(between, int(parent.Hop))
 			if perr != nil {
 				return perr
@@ -55,17 +76,16 @@ func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessag
 			return err
 		}
 		p.ActorAccount, p.ActorAgent, p.Action, p.Details = e.ActorAccount, e.ActorAgent, e.Action, e.Details
-		row, err := q.SendMessage(ctx, p)
-		switch {
-		case err != nil:
-			return err
-		case row.Inserted == 1:
-			sent = pircan.SentMessage{MessageID: id, ConversationID: p.ConversationID, AgreementID: agreementID, Hop: int(p.Hop)}
-			return nil
-		}
-		return rule.OverBudget(m.ReplyTo != "", int(row.ConversationLastHour))
+		pp.queue(func(q *db.Queries) (err error) { row, err = q.SendMessage(ctx, p); return err })
+		return nil // withPipe sends it with the commit
 	})
-	return sent, err
+	switch {
+	case err != nil:
+		return pircan.SentMessage{}, err
+	case row.Inserted != 1:
+		return pircan.SentMessage{}, rule.OverBudget(m.ReplyTo != "", int(row.ConversationLastHour))
+	}
+	return pircan.SentMessage{MessageID: id, ConversationID: p.ConversationID, AgreementID: p.AgreementID, Hop: int(p.Hop)}, nil
 }
 
 // pendingBetween says whether a contact request is pending from me to the

@@ -2,10 +2,13 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/creatimus/pircan/internal/pgtest"
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store"
 )
 
 // listenNotify LISTENs on pircan_notify on a connection of its own and
@@ -125,5 +128,46 @@ func TestClaimWaitsForSilentNotification(t *testing.T) {
 	}
 	if n := h.count("SELECT count(*) FROM notifications WHERE agent_id = $1 AND delivered_at IS NULL", a.ID); n != 0 {
 		t.Fatalf("%d notifications left waiting with no wake", n)
+	}
+}
+
+// A SEND is two round trips (BEGIN with the agreement's lock and a reply's
+// parent, then the insert with COMMIT), a plain message or a reply; a
+// refusal for a spent budget writes nothing. One connection, each
+// statement prepared on it first, so only the trips of the sends count.
+func TestSendRoundTrips(t *testing.T) {
+	s, err := store.Open(context.Background(), pgtest.Database(t)+"&pool_max_conns=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	if _, err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h := &hs{t: t, s: s, ctx: context.Background()}
+	a, b := h.agent("alice"), h.agent("bob")
+	h.agree(a, b)
+	first := h.mustSend(a, b, "prepares", "")
+	h.mustSend(b, a, "prepares", first.MessageID)
+	for _, reply := range []bool{false, true} {
+		to := ""
+		if reply {
+			to = first.MessageID
+		}
+		t0 := s.RoundTrips()
+		h.mustSend(b, a, "counted", to)
+		if n := s.RoundTrips() - t0; n != 2 {
+			t.Errorf("a SEND (reply %v) took %d round trips, want 2", reply, n)
+		}
+	}
+	rule := pircan.SendRule{Limits: pircan.DefaultLimits}
+	rule.Limits.MessagesHour = 3 // alice has sent 1, bob 3
+	before := h.count("SELECT count(*) FROM messages")
+	var pe *pircan.Error
+	if _, err := s.Send(h.ctx, act(b), pircan.NewMessage{To: a.ID, Text: "over"}, rule); !errors.As(err, &pe) || pe.Code != pircan.CodeRateLimited {
+		t.Fatalf("bob's fourth message within the hour: %v, want rate_limited", err)
+	}
+	if n := h.count("SELECT count(*) FROM messages"); n != before {
+		t.Fatalf("a refused SEND stored %d messages", n-before)
 	}
 }
