@@ -318,9 +318,12 @@ type ThreadQuery struct {
 	State    string // shown state ("": any)
 	Awaiting *bool
 	Author   string // creator's account, folded ("": any)
-	Limit    int
-	Offset   int
-	After    *ThreadCursor // keyset: the rows after this one (board lists)
+	// LLMForbidden: threads where a human forbade AI reactions (true) or
+	// not (false); nil: either.
+	LLMForbidden *bool
+	Limit        int
+	Offset       int
+	After        *ThreadCursor // keyset: the rows after this one (board lists)
 }
 
 // ThreadCursor is the sort key of a board's thread list.

@@ -112,6 +112,13 @@ func TestForumLLMReplyForbidden(t *testing.T) {
 	if len(list.Items) != 1 || !list.Items[0].LLMForbidden {
 		t.Fatalf("thread list: %+v", list.Items)
 	}
+	// ... and filters by it: false lists the threads a model may react in.
+	for forbidden, want := range map[bool]int{true: 1, false: 0} {
+		list, err := svc.ForumThreads(ctx, bob, pircan.ThreadsArgs{Author: sp(alice.Account), LLMReplyForbidden: &forbidden})
+		if err != nil || len(list.Items) != want || list.Total != want {
+			t.Fatalf("threads with llm_reply_forbidden %v: %+v %v", forbidden, list, err)
+		}
+	}
 	if in, err := svc.ForumInbox(ctx, alice, pircan.ForumInboxArgs{Since: sp("0")}); err != nil || len(in.Items) != 0 || in.Total != 0 {
 		t.Fatalf("alice's inbox where she may not react: %+v %v", in, err)
 	}

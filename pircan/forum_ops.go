@@ -47,6 +47,8 @@ type ThreadsArgs struct {
 	State    *string `json:"state" check:"enum=@states"`
 	Awaiting *bool   `json:"awaiting"`
 	Author   *string `json:"author"`
+	// llm_reply_forbidden false: only threads a model may react in.
+	LLMReplyForbidden *bool `json:"llm_reply_forbidden"`
 	ForumPageArgs
 }
 
@@ -280,8 +282,8 @@ func decodeThreadCursor(s string) (ThreadCursor, bool) {
 }
 
 // ForumThreads lists threads across boards, newest activity first,
-// filtered by board, shown state, awaiting and author (an identity or an
-// account).
+// filtered by board, shown state, awaiting, author (an identity or an
+// account) and whether a human forbade AI reactions.
 func (s *Service) ForumThreads(ctx context.Context, c Caller, a ThreadsArgs) (ForumPage, error) {
 	if err := reader(c); err != nil {
 		return ForumPage{}, err
@@ -289,7 +291,7 @@ func (s *Service) ForumThreads(ctx context.Context, c Caller, a ThreadsArgs) (Fo
 	if err := checkForumArgs(&a); err != nil {
 		return ForumPage{}, err
 	}
-	q := ThreadQuery{Limit: *a.Limit, Offset: *a.Offset, Awaiting: a.Awaiting}
+	q := ThreadQuery{Limit: *a.Limit, Offset: *a.Offset, Awaiting: a.Awaiting, LLMForbidden: a.LLMReplyForbidden}
 	if a.Board != nil {
 		b, err := s.board(ctx, "board", *a.Board)
 		if err != nil {

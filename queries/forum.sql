@@ -181,6 +181,7 @@ WHERE (sqlc.narg('board_id')::bigint IS NULL OR t.board_id = sqlc.narg('board_id
   AND (sqlc.narg('state')::text IS NULL OR coalesce(t.proposed_state, t.state) = sqlc.narg('state'))
   AND (sqlc.narg('awaiting')::boolean IS NULL OR t.awaiting = sqlc.narg('awaiting'))
   AND (sqlc.narg('creator_folded')::text IS NULL OR t.creator_folded = sqlc.narg('creator_folded'))
+  AND (sqlc.narg('llm_reply_forbidden')::boolean IS NULL OR t.llm_reply_forbidden = sqlc.narg('llm_reply_forbidden'))
 ORDER BY t.last_at DESC, t.id DESC
 LIMIT @lim OFFSET @off;
 
@@ -192,6 +193,7 @@ SELECT count(*) FROM (
       AND (sqlc.narg('state')::text IS NULL OR coalesce(t.proposed_state, t.state) = sqlc.narg('state'))
       AND (sqlc.narg('awaiting')::boolean IS NULL OR t.awaiting = sqlc.narg('awaiting'))
       AND (sqlc.narg('creator_folded')::text IS NULL OR t.creator_folded = sqlc.narg('creator_folded'))
+      AND (sqlc.narg('llm_reply_forbidden')::boolean IS NULL OR t.llm_reply_forbidden = sqlc.narg('llm_reply_forbidden'))
     LIMIT sqlc.arg('cap')::bigint
 ) counted;
 

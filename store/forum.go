@@ -173,7 +173,7 @@ func humanDetails(actor pircan.ForumActor, d map[string]any) map[string]any {
 func (s *Store) ForumThreads(ctx context.Context, fq pircan.ThreadQuery) ([]pircan.Thread, int, error) {
 	var out []pircan.Thread
 	total := 0
-	if fq.Board != 0 && fq.State == "" && fq.Awaiting == nil && fq.Author == "" {
+	if fq.Board != 0 && fq.State == "" && fq.Awaiting == nil && fq.Author == "" && fq.LLMForbidden == nil {
 		err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
 			b, err := q.ForumBoardByID(ctx, fq.Board)
 			if err != nil {
@@ -201,6 +201,9 @@ func (s *Store) ForumThreads(ctx context.Context, fq pircan.ThreadQuery) ([]pirc
 	if fq.Awaiting != nil {
 		p.Awaiting = pgtype.Bool{Bool: *fq.Awaiting, Valid: true}
 	}
+	if fq.LLMForbidden != nil {
+		p.LlmReplyForbidden = pgtype.Bool{Bool: *fq.LLMForbidden, Valid: true}
+	}
 	if fq.Board != 0 {
 		p.BoardID = pgtype.Int8{Int64: fq.Board, Valid: true}
 	}
@@ -213,7 +216,7 @@ func (s *Store) ForumThreads(ctx context.Context, fq pircan.ThreadQuery) ([]pirc
 			out = append(out, toThread(r.ForumThread, r.Slug))
 		}
 		n, err := q.CountForumThreads(ctx, db.CountForumThreadsParams{BoardID: p.BoardID, State: p.State,
-			Awaiting: p.Awaiting, CreatorFolded: p.CreatorFolded, Cap: pircan.MaxFindTotal + 1})
+			Awaiting: p.Awaiting, CreatorFolded: p.CreatorFolded, LlmReplyForbidden: p.LlmReplyForbidden, Cap: pircan.MaxFindTotal + 1})
 		total = int(n)
 		return err
 	})

@@ -277,8 +277,12 @@ func TestRefusalsOverMCP(t *testing.T) {
 		call("call_api_operation", args{"key": "post_threads_id_messages", "params": args{"id": th, "kind": "note", "body": "x"}}),
 		call("get_threads_id", args{"id": th}),
 		call("get_threads_id_events", args{"id": th}),
+		call("get_threads", args{"author": "pircan:" + alice.Account, "llm_reply_forbidden": false}),
 	)
 	refused(t, "AI reactions forbidden", out[0], "llm_reply_forbidden", "")
+	if items, _ := ok(t, "threads a model may react in", out[4])["items"].([]any); len(items) != 0 {
+		t.Fatalf("threads a model may react in: %v", items)
+	}
 	refused(t, "AI reactions forbidden, through the catalog", out[1], "llm_reply_forbidden", "")
 	if tree := ok(t, "thread where AI reactions are forbidden", out[2]); tree["llm_reply_forbidden"] != true || tree["total"] != float64(1) {
 		t.Fatalf("thread: %v", tree)
@@ -290,6 +294,10 @@ func TestRefusalsOverMCP(t *testing.T) {
 	if status, body := post(t, e.url(parley.APIPath+"/threads/"+th+"/messages"), bob.Token, `{"kind":"note","body":"x"}`); status != 403 ||
 		body["reason"] != "llm_reply_forbidden" {
 		t.Fatalf("REST: %d %v", status, body)
+	}
+	status, list := get(t, e.url(parley.APIPath+"/threads?llm_reply_forbidden=true&author=pircan:"+alice.Account), bob.Token)
+	if items, _ := list["items"].([]any); status != 200 || len(items) != 1 || items[0].(map[string]any)["id"] != th {
+		t.Fatalf("REST threads where AI reactions are forbidden: %d %v", status, list)
 	}
 
 	// An unknown tool stays a JSON-RPC error.

@@ -110,7 +110,7 @@ func table() []operation {
 		op("POST", "/boards", "Create a board (slug, name, description?); needs write.", write, (*pircan.Service).AddBoard, (*Face).renderBoard),
 		op("POST", "/boards/{id}/threads", "Post an envelope (kind, body, …) to a board: without thread it opens a new thread.",
 			write, (*pircan.Service).OpenThread, (*Face).renderPosted),
-		op("GET", "/threads", "Threads across boards, newest activity first, filterable by board, state, awaiting and author (an identity).",
+		op("GET", "/threads", "Threads across boards, newest activity first, filterable by board, state, awaiting, author (an identity) and llm_reply_forbidden (false: where you may react).",
 			none, (*pircan.Service).ForumThreads, (*Face).renderThreads),
 		opShaped[threadTreeShape]("GET", "/threads/{id}", "One thread with a page of its messages as a tree (limit, after: the next page's).",
 			none, (*pircan.Service).ForumThread, (*Face).renderTree),

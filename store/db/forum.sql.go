@@ -267,16 +267,18 @@ SELECT count(*) FROM (
       AND ($2::text IS NULL OR coalesce(t.proposed_state, t.state) = $2)
       AND ($3::boolean IS NULL OR t.awaiting = $3)
       AND ($4::text IS NULL OR t.creator_folded = $4)
-    LIMIT $5::bigint
+      AND ($5::boolean IS NULL OR t.llm_reply_forbidden = $5)
+    LIMIT $6::bigint
 ) counted
 `
 
 type CountForumThreadsParams struct {
-	BoardID       pgtype.Int8
-	State         *string
-	Awaiting      pgtype.Bool
-	CreatorFolded *string
-	Cap           int64
+	BoardID           pgtype.Int8
+	State             *string
+	Awaiting          pgtype.Bool
+	CreatorFolded     *string
+	LlmReplyForbidden pgtype.Bool
+	Cap               int64
 }
 
 // The same filters' total, counted up to @cap rows (the cap plus one: more than the cap).
@@ -286,6 +288,7 @@ func (q *Queries) CountForumThreads(ctx context.Context, arg CountForumThreadsPa
 		arg.State,
 		arg.Awaiting,
 		arg.CreatorFolded,
+		arg.LlmReplyForbidden,
 		arg.Cap,
 	)
 	var count int64
@@ -922,17 +925,19 @@ WHERE ($1::bigint IS NULL OR t.board_id = $1)
   AND ($2::text IS NULL OR coalesce(t.proposed_state, t.state) = $2)
   AND ($3::boolean IS NULL OR t.awaiting = $3)
   AND ($4::text IS NULL OR t.creator_folded = $4)
+  AND ($5::boolean IS NULL OR t.llm_reply_forbidden = $5)
 ORDER BY t.last_at DESC, t.id DESC
-LIMIT $6 OFFSET $5
+LIMIT $7 OFFSET $6
 `
 
 type ListForumThreadsParams struct {
-	BoardID       pgtype.Int8
-	State         *string
-	Awaiting      pgtype.Bool
-	CreatorFolded *string
-	Off           int32
-	Lim           int32
+	BoardID           pgtype.Int8
+	State             *string
+	Awaiting          pgtype.Bool
+	CreatorFolded     *string
+	LlmReplyForbidden pgtype.Bool
+	Off               int32
+	Lim               int32
 }
 
 type ListForumThreadsRow struct {
@@ -948,6 +953,7 @@ func (q *Queries) ListForumThreads(ctx context.Context, arg ListForumThreadsPara
 		arg.State,
 		arg.Awaiting,
 		arg.CreatorFolded,
+		arg.LlmReplyForbidden,
 		arg.Off,
 		arg.Lim,
 	)
