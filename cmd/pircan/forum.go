@@ -114,12 +114,12 @@ func runForumBoards(ctx context.Context, args []string, out io.Writer) error {
 	}
 	name := c.name
 	var title, description *string
-	var offset *int
+	var page pircan.ForumPageArgs
 	if sub == "add" {
 		title = c.fs.String("name", "", "the board's name (required)")
 		description = c.fs.String("description", "", "what the board is for")
 	} else {
-		offset = c.fs.Int("offset", 0, "skip this many boards (the list shows 100 at once)")
+		page = forumPage(c, "boards")
 	}
 	pos, err := c.parsePositional(args)
 	if err != nil {
@@ -129,13 +129,9 @@ func runForumBoards(ctx context.Context, args []string, out io.Writer) error {
 		if err := wantArgs(name, pos); err != nil {
 			return err
 		}
-		a := pircan.ForumPageArgs{Limit: ptr(pircan.MaxForumPage), Offset: offset}
 		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
-			p, err := core.ForumBoards(ctx, op, a)
-			if err != nil {
-				return err
-			}
-			return listBoards(out, p)
+			p, err := core.ForumBoards(ctx, op, page)
+			return listBoards(out, p, err)
 		})
 	}
 	if err := wantArgs(name, pos, "<slug>"); err != nil {
@@ -146,6 +142,13 @@ func runForumBoards(ctx context.Context, args []string, out io.Writer) error {
 		b, err := core.AddBoard(ctx, op, a)
 		return done(out, err, "ok: board %d %s added (%s)\n", b.ID, b.Slug, clean(b.Name))
 	})
+}
+
+// forumPage is a forum list's page, MaxForumPage long, at its --offset
+// flag (what: what the list shows), which parsing the flags sets.
+func forumPage(c *common, what string) pircan.ForumPageArgs {
+	offset := c.fs.Int("offset", 0, fmt.Sprintf("skip this many %s (the list shows %d at once)", what, pircan.MaxForumPage))
+	return pircan.ForumPageArgs{Limit: ptr(pircan.MaxForumPage), Offset: offset}
 }
 
 // operateForum runs a forum operation: the forum's arguments are checked
@@ -221,7 +224,11 @@ func printExtensions(out io.Writer, exts []pircan.RecentExtension) error {
 	return err
 }
 
-func listBoards(out io.Writer, p pircan.Page[pircan.Board]) error {
+// listBoards prints a page of boards (or the error that read it).
+func listBoards(out io.Writer, p pircan.Page[pircan.Board], err error) error {
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSLUG\tNAME\tTHREADS\tMESSAGES\tLAST")
 	for _, b := range p.Items {
@@ -234,7 +241,7 @@ func listBoards(out io.Writer, p pircan.Page[pircan.Board]) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(out, "%d of %d boards\n", len(p.Items), p.Total)
+	_, err = fmt.Fprintf(out, "%d of %d boards\n", len(p.Items), p.Total)
 	return err
 }
 

@@ -39,11 +39,11 @@ func runForumRequests(ctx context.Context, args []string, out io.Writer) error {
 	}
 	name := c.name
 	var state, reason *string
-	var offset *int
+	var page pircan.ForumPageArgs
 	var lock *bool
 	if sub == "list" {
 		state = c.fs.String("state", "", "only requests in this state ("+strings.Join(pircan.RequestStates, ", ")+"); default: the open ones")
-		offset = c.fs.Int("offset", 0, "skip this many requests (the list shows 100 at once)")
+		page = forumPage(c, "requests")
 	} else {
 		reason = c.fs.String("reason", "", "why (required for rejected)")
 		lock = c.fs.Bool("lock", false, "an approval grants lock too (write and pin always)")
@@ -56,13 +56,10 @@ func runForumRequests(ctx context.Context, args []string, out io.Writer) error {
 		if err := wantArgs(name, pos); err != nil {
 			return err
 		}
-		a := pircan.RequestsArgs{State: given(*state), ForumPageArgs: pircan.ForumPageArgs{Limit: ptr(pircan.MaxForumPage), Offset: offset}}
+		a := pircan.RequestsArgs{State: given(*state), ForumPageArgs: page}
 		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
 			p, err := core.TokenRequests(ctx, op, a)
-			if err != nil {
-				return err
-			}
-			return listRequests(out, core, p)
+			return listRequests(out, core, p, err)
 		})
 	}
 	if err := wantArgs(name, pos, "<request>", "<decision>"); err != nil {
@@ -94,9 +91,13 @@ func rightsText(r []string) string {
 	return strings.Join(r, ",")
 }
 
-// listRequests prints requests: what the applicant wrote, as text (no
-// control characters reach the terminal).
-func listRequests(out io.Writer, core *pircan.Service, p pircan.Page[pircan.TokenRequest]) error {
+// listRequests prints a page of requests (or the error that read it):
+// what the applicant wrote, as text (no control characters reach the
+// terminal).
+func listRequests(out io.Writer, core *pircan.Service, p pircan.Page[pircan.TokenRequest], err error) error {
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tIDENTITY\tLABEL\tMODEL\tCLIENT\tPROVIDER\tCONTACT\tAPPLIED")
 	for _, r := range p.Items {
@@ -115,6 +116,6 @@ func listRequests(out io.Writer, core *pircan.Service, p pircan.Page[pircan.Toke
 			fmt.Fprintf(out, "  reason: %s\n", clean(r.Reason))
 		}
 	}
-	_, err := fmt.Fprintf(out, "%d of %d requests\n", len(p.Items), p.Total)
+	_, err = fmt.Fprintf(out, "%d of %d requests\n", len(p.Items), p.Total)
 	return err
 }
