@@ -19,8 +19,10 @@ import (
 // QUIT, NICK, ACCOUNT or MONITOR offline before anyone hears of it. A line
 // is therefore never written to a nick after the transport has read that
 // the nick left its account. Lines that waited in the queue (a paced list)
-// also need the nick to be on PIRCAN's MONITOR list, which reports a quit
-// or nick change even when the nick shares no channel with the bot.
+// also need the nick to be on PIRCAN's MONITOR list, which reports a quit,
+// nick change or (extended-monitor) logout even when the nick shares no
+// channel with the bot, and a WHO sent after the MONITOR to have said who
+// holds the nick since.
 
 // Notice queues NOTICE lines for to: its account when it has one, else its
 // nick.
@@ -122,9 +124,10 @@ func (c *Conn) setCasemap(isupport map[string]string) {
 
 // watch is one nick on the server's MONITOR list for queued lines.
 type watch struct {
-	nick   string
-	keys   int  // pacer keys it is watched for
-	online bool // the server has answered that the nick is online
+	nick    string
+	keys    int  // pacer keys it is watched for
+	online  bool // the server has answered that the nick is online
+	checked bool // a WHO sent after the MONITOR has said which account holds it
 }
 
 // unwatchedFor is how long after the server last showed who holds a nick
@@ -158,7 +161,7 @@ func (c *Conn) writeTo(key string, held bool, lines []string, send func(nick str
 		switch w := c.watchLocked(key, nick); {
 		case w == nil:
 			return ErrNoRoom
-		case !w.online:
+		case !w.online || !w.checked:
 			return ErrNotYet
 		}
 	}
@@ -227,7 +230,12 @@ func (c *Conn) watchLocked(key, nick string) *watch {
 	w := &watch{nick: nick, keys: 1}
 	p.watches[n] = w
 	p.watchOf[key] = n
+	// MONITOR (with extended-monitor) reports what changes from now on,
+	// and its RPL_MONONLINE names no account: a logout or hand-over
+	// between the last sighting and the server's reading of this MONITOR
+	// would go unheard. The WHO after it says who holds the nick since.
 	c.sendRaw("MONITOR", "+", nick)
+	c.sendRaw("WHO", nick, "%tna,"+watchWhoToken)
 	return w
 }
 
@@ -294,4 +302,37 @@ func (c *Conn) monitorCallbacks(add func(string, func(ircmsg.Message))) {
 		p.monitorMax = len(p.watches)
 		c.log.Warn().Int("monitor", p.monitorMax).Msg("MONITOR list full: paced lines wait for a free entry")
 	})
+}
+
+// watchChecked records a watched nick's account as the WHO after its
+// MONITOR entry reported it ("" for none): from then on the watch's
+// ACCOUNT and offline notices keep it current, and its lines may go.
+func (c *Conn) watchChecked(nick, account string) {
+	p := c.presence
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.fold(nick)
+	w := p.watches[n]
+	if w == nil {
+		return
+	}
+	if account == "" {
+		p.gone(n)
+	} else {
+		p.seen(account, nick)
+	}
+	w.checked = true
+}
+
+// watchAnswered follows the end of a WHO for a watched nick (folded): one
+// still unchecked got no account line, so the server showed no one there
+// that its lines could be for, and they are not sent.
+func (c *Conn) watchAnswered(n string) {
+	p := c.presence
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w := p.watches[n]; w != nil && !w.checked {
+		p.gone(n)
+		w.checked = true
+	}
 }

@@ -26,6 +26,7 @@ func newAddressed(t *testing.T, isupport map[string]string) *addressed {
 	a := &addressed{t: t, c: New(Config{}, zerolog.Nop()), numeric: map[string]func(ircmsg.Message){}}
 	a.c.setCasemap(isupport)
 	a.c.monitorCallbacks(func(code string, f func(ircmsg.Message)) { a.numeric[code] = f })
+	a.numeric["354"], a.numeric["315"] = a.c.whoReply, a.c.whoEnd
 	return a
 }
 
@@ -153,7 +154,9 @@ func TestHeldLinesNeedMonitor(t *testing.T) {
 	a.want(vic, false, "vic", nil)   // the first burst goes at once
 	a.want(vic, true, "", ErrNotYet) // watched now, not confirmed
 	a.server("730", "vic!u@h")       // RPL_MONONLINE
-	a.want(vic, true, "vic", nil)    // confirmed
+	a.want(vic, true, "", ErrNotYet) // online, but by which account?
+	a.server("354", watchWhoToken, "vic", "vic")
+	a.want(vic, true, "vic", nil) // confirmed
 	a.server("731", "vic")           // RPL_MONOFFLINE: quit or renamed, unseen
 	a.want(vic, true, "", ErrGone)   // never to whoever holds vic next
 	a.c.presence.mu.Lock()
@@ -178,6 +181,33 @@ func TestHeldLinesNeedMonitor(t *testing.T) {
 	n := newAddressed(t, ascii)
 	n.event(Request, "vic", "vic", "")
 	n.want(vic, true, "vic", nil)
+}
+
+// A logout, or a hand-over of the nick, that the server handled before it
+// read PIRCAN's MONITOR is not reported by the MONITOR list (its online
+// reply names no account): the WHO that follows the MONITOR is, and the
+// held lines are dropped, never written to the nick.
+func TestWatchHearsWhatCameBeforeIt(t *testing.T) {
+	vic := irc.Sender{Account: "vic", Nick: "vic"}
+	for _, tc := range []struct {
+		name   string
+		answer func(a *addressed)
+	}{
+		{"logged out", func(a *addressed) { a.server("354", watchWhoToken, "vic", "0") }},
+		{"another account", func(a *addressed) { a.server("354", watchWhoToken, "vic", "mallory") }},
+		{"no account line", func(a *addressed) { a.server("315", "vic", "End of /WHO list.") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAddressed(t, map[string]string{"CASEMAPPING": "ascii", "MONITOR": "10"})
+			a.event(Request, "vic", "vic", "")
+			a.want(vic, true, "", ErrNotYet) // watched now
+			a.server("730", "vic!u@h")
+			tc.answer(a)
+			a.server("315", "vic", "End of /WHO list.")
+			a.want(vic, true, "", ErrGone)
+			a.want(vic, false, "", ErrGone) // nor unheld
+		})
+	}
 }
 
 // The pacer and presence together: an account's queued list follows its

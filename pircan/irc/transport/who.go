@@ -22,8 +22,12 @@ type whoResult struct {
 	online  bool
 }
 
-// channelWhoToken marks WHOX replies to a channel-wide WHO (presence).
-const channelWhoToken = "1"
+// channelWhoToken marks WHOX replies to a channel-wide WHO (presence),
+// watchWhoToken those to the WHO that follows a new MONITOR entry.
+const (
+	channelWhoToken = "1"
+	watchWhoToken   = "2"
+)
 
 // WhoChannel asks who is in channel with which account; the answers come
 // as Present events.
@@ -73,6 +77,10 @@ func (c *Conn) whoReply(m ircmsg.Message) {
 		}
 		return
 	}
+	if token == watchWhoToken {
+		c.watchChecked(nick, account)
+		return
+	}
 	c.whoMu.Lock()
 	defer c.whoMu.Unlock()
 	if w := c.whoWaits[token]; w != nil {
@@ -90,6 +98,7 @@ func (c *Conn) whoEnd(m ircmsg.Message) {
 		return
 	}
 	mask := c.fold(m.Params[1])
+	c.watchAnswered(mask)
 	c.whoMu.Lock()
 	defer c.whoMu.Unlock()
 	for _, w := range c.whoWaits {
