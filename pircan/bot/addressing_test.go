@@ -285,11 +285,8 @@ func testAccountsDifferingInBracketsAreTwoAgents(t *testing.T, kind ircnet.Kind)
 // nick; what was not written stays unread for the account. InspIRCd only:
 // Ergo's NickServ has no LOGOUT, and its UNREGISTER disconnects the client
 // (the case of TestInboxNotDeliveredToTheNextHolderOfTheNick).
-//
-// Not parallel: it races the logout against the INBOX's pacing, and under
-// the suite's parallel load the bot was seen not to hear the ACCOUNT *
-// within the test's wait (twice in six whole runs; never alone).
 func TestInboxStopsAtLogout(t *testing.T) {
+	t.Parallel()
 	bot := bottest.Start(t, bottest.Options{Limits: raised()})
 	victim, sent := inboxOfText(t, bot, "logout", 10, 200) // 21 lines: ~8 s at 2 lines/s
 	// Every notification of the ten delivered first: no NOTIFY (and its WHO
@@ -311,6 +308,34 @@ func TestInboxStopsAtLogout(t *testing.T) {
 	waitDropped(t, bot, departedBefore)
 	// Lines written before the bot heard of the logout went to the victim itself.
 	heads = append(heads, messageHeads(victim.Drain())...)
+	must(t, victim.Identify(t.Context(), victim.Account, "pw-"+victim.Account))
+	items, end := victim.AskList(`PIRCAN/1 INBOX {"limit":10}`)
+	stayedUnread(t, sent, heads, bottest.JoinMessages(items), end)
+}
+
+// The victim logs out right behind its INBOX, before the bot has put its
+// nick on the MONITOR list for the paced rest: the server handles the
+// logout before it reads the MONITOR, which then reports the nick online
+// and no ACCOUNT change. The WHO the bot sends after the MONITOR shows the
+// nick logged out, so no more of the account's lines go to it. (Under load
+// this order came by chance in TestInboxStopsAtLogout; here it is the
+// likely one, and either order must end the same way.)
+func TestInboxStopsAtALogoutBeforeItsMonitor(t *testing.T) {
+	t.Parallel()
+	bot := bottest.Start(t, bottest.Options{Limits: raised()})
+	victim, sent := inboxOfText(t, bot, "early", 10, 200)
+	for victim.NextNotify().Int("unread") != 10 {
+	}
+	departedBefore := bot.Conn().Pacer().Departed()
+	victim.Send(`PIRCAN/1 INBOX {"limit":10}`)
+	must(t, victim.Privmsg("NickServ", "LOGOUT"))
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := victim.Expect(ctx, func(m ircmsg.Message) bool { return m.Command == "901" }); err != nil {
+		t.Fatalf("no RPL_LOGGEDOUT: %v", err)
+	}
+	waitDropped(t, bot, departedBefore)
+	heads := messageHeads(victim.Drain()) // the first burst, within a second of the request
 	must(t, victim.Identify(t.Context(), victim.Account, "pw-"+victim.Account))
 	items, end := victim.AskList(`PIRCAN/1 INBOX {"limit":10}`)
 	stayedUnread(t, sent, heads, bottest.JoinMessages(items), end)
