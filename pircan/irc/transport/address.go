@@ -108,6 +108,7 @@ func (c *Conn) setCasemap(isupport map[string]string) {
 	m := pircan.ParseCasemapping(isupport["CASEMAPPING"])
 	c.casemap.Store(int32(m))
 	c.presence.SetCasemap(m)
+	c.resetLookups()
 	p := c.presence
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -235,7 +236,7 @@ func (c *Conn) watchLocked(key, nick string) *watch {
 	// between the last sighting and the server's reading of this MONITOR
 	// would go unheard. The WHO after it says who holds the nick since.
 	c.sendRaw("MONITOR", "+", nick)
-	c.sendRaw("WHO", nick, "%tna,"+watchWhoToken)
+	_, _ = c.lookUp(nick, func(account string, online bool) { c.watchChecked(w, account, online) }) // offline: nothing to check
 	return w
 }
 
@@ -304,35 +305,22 @@ func (c *Conn) monitorCallbacks(add func(string, func(ircmsg.Message))) {
 	})
 }
 
-// watchChecked records a watched nick's account as the WHO after its
-// MONITOR entry reported it ("" for none): from then on the watch's
-// ACCOUNT and offline notices keep it current, and its lines may go.
-func (c *Conn) watchChecked(nick, account string) {
+// watchChecked records what the WHO after w's MONITOR entry showed: the
+// account on w's nick ("" for none), or the nick offline. From then on the
+// watch's ACCOUNT and offline notices keep it current, and lines may go.
+// An answer for a watch since replaced changes nothing.
+func (c *Conn) watchChecked(w *watch, account string, online bool) {
 	p := c.presence
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := p.fold(nick)
-	w := p.watches[n]
-	if w == nil {
+	n := p.fold(w.nick)
+	if p.watches[n] != w {
 		return
 	}
-	if account == "" {
-		p.gone(n)
+	if online && account != "" {
+		p.seen(account, w.nick)
 	} else {
-		p.seen(account, nick)
+		p.gone(n)
 	}
 	w.checked = true
-}
-
-// watchAnswered follows the end of a WHO for a watched nick (folded): one
-// still unchecked got no account line, so the server showed no one there
-// that its lines could be for, and they are not sent.
-func (c *Conn) watchAnswered(n string) {
-	p := c.presence
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if w := p.watches[n]; w != nil && !w.checked {
-		p.gone(n)
-		w.checked = true
-	}
 }

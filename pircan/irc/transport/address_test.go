@@ -2,6 +2,7 @@ package transport
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ type addressed struct {
 	t       *testing.T
 	c       *Conn
 	numeric map[string]func(ircmsg.Message)
+	whos    [][2]string // WHOs sent and not yet answered: nick, token
 }
 
 func newAddressed(t *testing.T, isupport map[string]string) *addressed {
@@ -27,12 +29,31 @@ func newAddressed(t *testing.T, isupport map[string]string) *addressed {
 	a.c.setCasemap(isupport)
 	a.c.monitorCallbacks(func(code string, f func(ircmsg.Message)) { a.numeric[code] = f })
 	a.numeric["354"], a.numeric["315"] = a.c.whoReply, a.c.whoEnd
+	a.c.sendWho = func(nick, token string) error {
+		a.whos = append(a.whos, [2]string{nick, token})
+		return nil
+	}
 	return a
 }
 
 func (a *addressed) event(kind EventKind, account, nick, text string) {
 	e := Event{Kind: kind, Sender: irc.Sender{Account: account, Nick: nick}, Text: text}
 	a.c.track(&e)
+}
+
+// who plays the server's answer to the oldest WHO not yet answered:
+// account on its nick ("0": none), or, with account "", no such nick.
+func (a *addressed) who(account string) {
+	a.t.Helper()
+	if len(a.whos) == 0 {
+		a.t.Fatal("no WHO was sent")
+	}
+	w := a.whos[0]
+	a.whos = a.whos[1:]
+	if account != "" {
+		a.server("354", w[1], w[0], account)
+	}
+	a.server("315", w[0], "End of /WHO list.")
 }
 
 func (a *addressed) server(code string, params ...string) {
@@ -155,10 +176,10 @@ func TestHeldLinesNeedMonitor(t *testing.T) {
 	a.want(vic, true, "", ErrNotYet) // watched now, not confirmed
 	a.server("730", "vic!u@h")       // RPL_MONONLINE
 	a.want(vic, true, "", ErrNotYet) // online, but by which account?
-	a.server("354", watchWhoToken, "vic", "vic")
-	a.want(vic, true, "vic", nil) // confirmed
-	a.server("731", "vic")           // RPL_MONOFFLINE: quit or renamed, unseen
-	a.want(vic, true, "", ErrGone)   // never to whoever holds vic next
+	a.who("vic")
+	a.want(vic, true, "vic", nil)  // confirmed
+	a.server("731", "vic")         // RPL_MONOFFLINE: quit or renamed, unseen
+	a.want(vic, true, "", ErrGone) // never to whoever holds vic next
 	a.c.presence.mu.Lock()
 	watched := len(a.c.presence.watches)
 	a.c.presence.mu.Unlock()
@@ -193,9 +214,9 @@ func TestWatchHearsWhatCameBeforeIt(t *testing.T) {
 		name   string
 		answer func(a *addressed)
 	}{
-		{"logged out", func(a *addressed) { a.server("354", watchWhoToken, "vic", "0") }},
-		{"another account", func(a *addressed) { a.server("354", watchWhoToken, "vic", "mallory") }},
-		{"no account line", func(a *addressed) { a.server("315", "vic", "End of /WHO list.") }},
+		{"logged out", func(a *addressed) { a.who("0") }},
+		{"another account", func(a *addressed) { a.who("mallory") }},
+		{"no such nick", func(a *addressed) { a.who("") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAddressed(t, map[string]string{"CASEMAPPING": "ascii", "MONITOR": "10"})
@@ -203,10 +224,39 @@ func TestWatchHearsWhatCameBeforeIt(t *testing.T) {
 			a.want(vic, true, "", ErrNotYet) // watched now
 			a.server("730", "vic!u@h")
 			tc.answer(a)
-			a.server("315", "vic", "End of /WHO list.")
 			a.want(vic, true, "", ErrGone)
 			a.want(vic, false, "", ErrGone) // nor unheld
 		})
+	}
+}
+
+// RPL_ENDOFWHO names the mask, not the token: each lookup takes as its own
+// the end that follows the ends of the WHOs for the same nick sent before
+// it, so an earlier lookup's end (no 354: offline, then) never answers a
+// later one.
+func TestLookupsKnowTheirOwnEnd(t *testing.T) {
+	a := newAddressed(t, ascii)
+	var got []string
+	for _, name := range []string{"first", "second"} {
+		if _, err := a.c.lookUp("Vic", func(account string, online bool) {
+			got = append(got, fmt.Sprintf("%s:%s:%v", name, account, online))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.server("315", "vic", "End of /WHO list.") // the first's end: vic was not there
+	if !slices.Equal(got, []string{"first::false"}) {
+		t.Fatalf("after the first end: %v", got)
+	}
+	a.server("354", a.whos[1][1], "Vic", "vic")
+	a.server("315", "Vic", "End of /WHO list.")
+	if !slices.Equal(got, []string{"first::false", "second:vic:true"}) {
+		t.Fatalf("after the second: %v", got)
+	}
+	a.c.whoMu.Lock()
+	defer a.c.whoMu.Unlock()
+	if len(a.c.whoWaits) != 0 || len(a.c.whoAhead) != 0 {
+		t.Fatalf("left behind: %d lookups, %v", len(a.c.whoWaits), a.c.whoAhead)
 	}
 }
 
@@ -270,6 +320,8 @@ func TestStaleSightingNeedsMonitor(t *testing.T) {
 	clock.advance(unwatchedFor + time.Millisecond)
 	a.want(vic, false, "", ErrNotYet)
 	a.server("730", "vic!u@h")
+	a.want(vic, false, "", ErrNotYet) // online, but with which account?
+	a.who("vic")
 	a.want(vic, false, "vic", nil)
 	a.event(Request, "vic", "vic", "") // seen again: fresh
 	connOutput{a.c}.Release(a.c.presence.Key(vic))
@@ -285,6 +337,7 @@ func TestNotifyAlwaysWaitsForMonitor(t *testing.T) {
 	a.event(Request, "vic", "vic", "")
 	a.want(vic, false, "", ErrNotYet) // seen this instant, still not unwatched
 	a.server("730", "vic!u@h")
+	a.who("vic")
 	a.want(vic, false, "vic", nil)
 	connOutput{a.c}.Release(a.c.presence.Key(vic))
 
@@ -292,6 +345,7 @@ func TestNotifyAlwaysWaitsForMonitor(t *testing.T) {
 	// the nick changes hands before the line is written.
 	release := a.c.Watch(vic, "vic")
 	a.server("730", "vic!u@h")
+	a.who("vic")
 	a.server("731", "vic") // vic quit; a newcomer takes the nick
 	a.event(Request, "", "vic", "")
 	a.want(vic, false, "", ErrGone)

@@ -130,6 +130,8 @@ type Conn struct {
 	whoMu    sync.Mutex
 	whoSeq   int
 	whoWaits map[string]*whoWait // by WHOX token
+	whoAhead map[string]int      // WHOs sent per folded nick whose end has not come
+	sendWho  func(nick, token string) error
 }
 
 // New builds a connection; Run starts it.
@@ -160,9 +162,10 @@ func New(cfg Config, logger zerolog.Logger) *Conn {
 		}
 	}
 	c := &Conn{cfg: cfg, log: logger, events: newLanes(cfg.QueueSize), channels: map[string]bool{},
-		joinSent: map[string]bool{}, whoWaits: map[string]*whoWait{}, output: newOutputPolicy(cfg.Pacing, cfg.OutputExempt),
+		joinSent: map[string]bool{}, whoWaits: map[string]*whoWait{}, whoAhead: map[string]int{}, output: newOutputPolicy(cfg.Pacing, cfg.OutputExempt),
 		presence: NewPresence(nil)}
 	c.pacer = NewPacer(cfg.Pacing, nil, connOutput{c})
+	c.sendWho = c.sendWhoNow
 	c.applyOutput(c.output.set(false))
 	return c
 }
