@@ -317,8 +317,8 @@ func (c *Conn) watchChecked(w *watch, account string, online bool) {
 	if p.watches[n] != w {
 		return
 	}
-	if online && account != "" {
-		p.seen(account, w.nick)
+	if online {
+		p.seen(account, w.nick) // "": nobody's account (a guest's lines may go)
 	} else {
 		p.gone(n)
 	}

@@ -260,6 +260,24 @@ func TestLookupsKnowTheirOwnEnd(t *testing.T) {
 	}
 }
 
+// An unidentified sender's held lines go once the WHO shows its nick with
+// no account, and not once it shows an account on it.
+func TestGuestWatchChecked(t *testing.T) {
+	guest := irc.Sender{Nick: "g"}
+	for _, tc := range []struct {
+		account string
+		nick    string
+		err     error
+	}{{"0", "g", nil}, {"mallory", "", ErrGone}, {"", "", ErrGone}} {
+		a := newAddressed(t, map[string]string{"CASEMAPPING": "ascii", "MONITOR": "10"})
+		a.event(Request, "", "g", "")
+		a.want(guest, true, "", ErrNotYet)
+		a.server("730", "g!u@h")
+		a.who(tc.account)
+		a.want(guest, true, tc.nick, tc.err)
+	}
+}
+
 // The pacer and presence together: an account's queued list follows its
 // NICK, and what is left at its QUIT is dropped, never written.
 func TestPacedListFollowsTheAccount(t *testing.T) {
