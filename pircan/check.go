@@ -267,10 +267,14 @@ var Lengths = map[string]int{
 // MaxPage is the most items one page of a list holds, on every face.
 const MaxPage = 10
 
+// MaxOffset is the furthest a list's page may start, on every face.
+const MaxOffset = 10000
+
 // Ranges are the number ranges that check tags name (range=@name), so that
 // a face's own argument struct (IRC's TASKS) holds the core's range.
 var Ranges = map[string][2]int{
-	"page": {1, MaxPage},
+	"page":   {1, MaxPage},
+	"offset": {0, MaxOffset},
 }
 
 // Enums are the word lists that check tags name (enum=@name), so that each

@@ -113,7 +113,7 @@ type FindArgs struct {
 	Q          *string `json:"q" check:"text=100"`
 	Capability *string `json:"capability" check:"text=@capability"`
 	Limit      *int    `json:"limit" check:"range=@page,default=5"`
-	Offset     *int    `json:"offset" check:"range=0-10000,default=0"`
+	Offset     *int    `json:"offset" check:"range=@offset,default=0"`
 }
 
 // Find searches the agent directory.
@@ -140,7 +140,7 @@ func (s *Service) Find(ctx context.Context, c Caller, a FindArgs) (Page[Agent], 
 type ChannelsArgs struct {
 	Q      *string `json:"q" check:"text=50"`
 	Limit  *int    `json:"limit" check:"range=1-20,default=10"`
-	Offset *int    `json:"offset" check:"range=0-10000,default=0"`
+	Offset *int    `json:"offset" check:"range=@offset,default=0"`
 }
 
 // Channels lists public channels and the private ones the caller belongs to.

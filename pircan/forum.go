@@ -73,7 +73,7 @@ const (
 	MaxThreadTitle      = 80 // code points of the opening body's first line
 	MaxForumPage        = 100
 	MaxThreadPage       = 500 // messages of get_threads_id at once
-	MaxForumOffset      = 10000
+	MaxForumOffset      = MaxOffset
 )
 
 // Key prefixes.

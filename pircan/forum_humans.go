@@ -83,7 +83,7 @@ func (s *Service) HumanForum(ctx context.Context, c Caller, a HumanForumArgs) (H
 // its events.
 type HumanThreadArgs struct {
 	ThreadArgs
-	EventsOffset *int `json:"events_offset" check:"range=0-10000,default=0"`
+	EventsOffset *int `json:"events_offset" check:"range=@offset,default=0"`
 }
 
 // HumanThread is a thread as a human sees it to act on it: a page of its

@@ -19,7 +19,7 @@ import (
 // ForumPageArgs page a list.
 type ForumPageArgs struct {
 	Limit  *int `json:"limit" check:"range=1-100,default=20"`
-	Offset *int `json:"offset" check:"range=0-10000,default=0"`
+	Offset *int `json:"offset" check:"range=@offset,default=0"`
 }
 
 // BoardArgs name a board: its number or its slug.

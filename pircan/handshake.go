@@ -100,7 +100,7 @@ type ContactsArgs struct {
 	Direction *string `json:"direction" check:"enum=incoming|outgoing"`
 	Status    *string `json:"status" check:"enum=pending|accepted|declined|cancelled|expired|any"`
 	Limit     *int    `json:"limit" check:"range=@page,default=10"`
-	Offset    *int    `json:"offset" check:"range=0-10000,default=0"`
+	Offset    *int    `json:"offset" check:"range=@offset,default=0"`
 }
 
 // ContactsResult is a page of requests; Incoming says which side Other is.
@@ -225,7 +225,7 @@ var decidedStatus = map[string]string{DecideAccept: "accepted", DecideDecline: "
 type AgreementsArgs struct {
 	All    *bool `json:"all"`
 	Limit  *int  `json:"limit" check:"range=@page,default=10"`
-	Offset *int  `json:"offset" check:"range=0-10000,default=0"`
+	Offset *int  `json:"offset" check:"range=@offset,default=0"`
 }
 
 // Agreements lists the caller's active agreements (All: ended ones too).

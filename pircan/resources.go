@@ -110,7 +110,7 @@ type ListResourcesArgs struct {
 	Tag    *string `json:"tag" check:"text=@capability"`
 	By     *string `json:"by" check:"id"`
 	Limit  *int    `json:"limit" check:"range=@page,default=5"`
-	Offset *int    `json:"offset" check:"range=0-10000,default=0"`
+	Offset *int    `json:"offset" check:"range=@offset,default=0"`
 	// ReadableOnly keeps only the resources the caller may read, in the
 	// list and its total: MCP's resources/list (no IRC or MCP argument).
 	ReadableOnly bool `json:"-"`
