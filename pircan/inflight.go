@@ -27,19 +27,20 @@ type reads struct {
 
 	mu       sync.Mutex
 	inflight map[string]map[string]time.Time // agent → message → handed out at
-	toMark   map[string]*pendingReads        // agent → delivered, not marked yet
+	toMark   map[string]*Reads               // agent → delivered, not marked yet
 	marking  bool
 	idle     *sync.Cond // signalled when marking stops (tests)
 }
 
-type pendingReads struct {
-	actor Actor
-	ids   []string
+// Reads are the messages delivered to one reader, to be marked read.
+type Reads struct {
+	Actor Actor
+	IDs   []string
 }
 
 func newReads(st Store, log zerolog.Logger, now func() time.Time) *reads {
 	r := &reads{store: st, log: log, now: now, inflight: map[string]map[string]time.Time{},
-		toMark: map[string]*pendingReads{}}
+		toMark: map[string]*Reads{}}
 	r.idle = sync.NewCond(&r.mu)
 	return r
 }
@@ -85,24 +86,25 @@ func (r *reads) settled(actor Actor, id string, delivered bool) {
 	}
 	p := r.toMark[actor.AgentID]
 	if p == nil {
-		p = &pendingReads{actor: actor}
+		p = &Reads{Actor: actor}
 		r.toMark[actor.AgentID] = p
 	}
-	p.ids = append(p.ids, id)
+	p.IDs = append(p.IDs, id)
 	if !r.marking {
 		r.marking = true
 		go r.mark()
 	}
 }
 
-// mark writes what was delivered, one UPDATE per agent for everything
-// delivered meanwhile: the hooks run on the pacer's goroutine and must not
-// wait for the database.
+// mark writes what was delivered, in one statement for everything
+// delivered meanwhile (every agent's): the hooks run on the pacer's
+// goroutine and must not wait for the database, and one commit for many
+// readers costs the database less than one each.
 func (r *reads) mark() {
 	for {
 		r.mu.Lock()
 		batch := r.toMark
-		r.toMark = map[string]*pendingReads{}
+		r.toMark = map[string]*Reads{}
 		if len(batch) == 0 {
 			r.marking = false
 			r.idle.Broadcast()
@@ -110,18 +112,24 @@ func (r *reads) mark() {
 			return
 		}
 		r.mu.Unlock()
-		for agent, p := range batch {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			err := r.store.MarkRead(ctx, p.actor, p.ids)
-			cancel()
-			if err != nil {
-				// Not lost: unread, the messages come back in the next INBOX.
-				r.log.Warn().Err(err).Str("agent", agent).Int("messages", len(p.ids)).Msg("delivered messages not marked read")
-			}
-			r.mu.Lock()
-			r.release(agent, p.ids)
-			r.mu.Unlock()
+		all := make([]Reads, 0, len(batch))
+		n := 0
+		for _, p := range batch {
+			all = append(all, *p)
+			n += len(p.IDs)
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := r.store.MarkRead(ctx, all)
+		cancel()
+		if err != nil {
+			// Not lost: unread, the messages come back in the next INBOX.
+			r.log.Warn().Err(err).Int("readers", len(all)).Int("messages", n).Msg("delivered messages not marked read")
+		}
+		r.mu.Lock()
+		for agent, p := range batch {
+			r.release(agent, p.IDs)
+		}
+		r.mu.Unlock()
 	}
 }
 

@@ -46,9 +46,9 @@ type Store interface {
 	// Inbox returns the oldest unread messages not in skip, changing
 	// nothing, and says how many more unread ones (not in skip) there are.
 	Inbox(ctx context.Context, actor Actor, limit int, skip []string) (msgs []Message, remaining int, err error)
-	// MarkRead marks the actor's messages ids read (those delivered);
-	// marking one already read changes nothing.
-	MarkRead(ctx context.Context, actor Actor, ids []string) error
+	// MarkRead marks read what was delivered to each reader, all at once;
+	// marking a message already read changes nothing.
+	MarkRead(ctx context.Context, reads []Reads) error
 
 	// Login approves the browser waiting with code (owner.go) for account:
 	// ErrNotFound for a wrong, expired or used code, ErrRateLimited over

@@ -56,18 +56,28 @@ ORDER BY m.created_at, m.id
 LIMIT @lim;
 
 -- name: MarkRead :many
--- Idempotent: only messages still unread are marked, and returned; the
--- audit entry (details plus the ids marked) is written in the same
--- statement, and only if some were.
-WITH marked AS (
-    UPDATE messages SET read_at = now()
-    WHERE recipient = @recipient AND id = ANY (@ids::uuid[]) AND read_at IS NULL
-    RETURNING id
+-- Idempotent: only messages still unread are marked, and returned. For
+-- several readers at once (one statement, one commit): reader i is
+-- recipients[i], with its audit entry's account and details; message j is
+-- ids[j], delivered to id_recipients[j]. Each reader whose messages changed
+-- gets one audit entry (its details plus the ids marked), written by the
+-- same statement.
+WITH readers AS (
+    SELECT unnest(@recipients::uuid[]) AS recipient, unnest(@actor_accounts::text[]) AS actor_account,
+           unnest(@details::text[]) AS details
+), delivered AS (
+    SELECT unnest(@id_recipients::uuid[]) AS recipient, unnest(@ids::uuid[]) AS id
+), marked AS (
+    UPDATE messages m SET read_at = now()
+    FROM delivered d
+    WHERE m.id = d.id AND m.recipient = d.recipient AND m.read_at IS NULL
+    RETURNING m.id, m.recipient
 ), audited AS (
     INSERT INTO audit_log (actor_account, actor_agent, action, subject, details)
-    SELECT @actor_account::text, sqlc.narg('actor_agent')::uuid, @action::text, @subject::text,
-           @details::jsonb || jsonb_build_object('message_ids', jsonb_agg(marked.id))
-    FROM marked HAVING count(*) > 0
+    SELECT r.actor_account, r.recipient, @action::text, r.recipient::text,
+           r.details::jsonb || jsonb_build_object('message_ids', jsonb_agg(marked.id))
+    FROM marked JOIN readers r ON r.recipient = marked.recipient
+    GROUP BY r.recipient, r.actor_account, r.details
 )
 SELECT id FROM marked;
 

@@ -1291,7 +1291,7 @@ func TestInboxOldestFirst(t *testing.T) {
 		t.Fatalf("inbox skipping the first: %+v remaining %d %v", skipped, rem, err)
 	}
 	for range 2 { // marking twice is harmless
-		if err := h.s.MarkRead(h.ctx, act(a), []string{ids[0], ids[1]}); err != nil {
+		if err := h.s.MarkRead(h.ctx, []pircan.Reads{{Actor: act(a), IDs: []string{ids[0], ids[1]}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1308,7 +1308,7 @@ func TestInboxOldestFirst(t *testing.T) {
 	if n := h.count("SELECT count(*) FROM messages WHERE recipient = $1 AND read_at IS NOT NULL", b.ID); n != 0 {
 		t.Errorf("bob's message was marked read by alice's inbox")
 	}
-	if err := h.s.MarkRead(h.ctx, act(b), []string{ids[2]}); err != nil {
+	if err := h.s.MarkRead(h.ctx, []pircan.Reads{{Actor: act(b), IDs: []string{ids[2]}}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := h.count("SELECT count(*) FROM messages WHERE read_at IS NOT NULL AND id = $1", ids[2]); n != 0 {
@@ -1318,12 +1318,75 @@ func TestInboxOldestFirst(t *testing.T) {
 	if err != nil || len(msgs) != 3 || remaining != 0 || msgs[0].MessageID != ids[2] || msgs[2].MessageID != ids[4] {
 		t.Fatalf("second inbox: %+v remaining %d %v", msgs, remaining, err)
 	}
-	if err := h.s.MarkRead(h.ctx, act(a), []string{ids[2], ids[3], ids[4]}); err != nil {
+	if err := h.s.MarkRead(h.ctx, []pircan.Reads{{Actor: act(a), IDs: []string{ids[2], ids[3], ids[4]}}}); err != nil {
 		t.Fatal(err)
 	}
 	msgs, remaining, err = h.s.Inbox(h.ctx, act(a), 10, nil)
 	if err != nil || len(msgs) != 0 || remaining != 0 {
 		t.Fatalf("empty inbox: %+v remaining %d %v", msgs, remaining, err)
+	}
+}
+
+// One MarkRead marks several readers' messages (the core's batch of what
+// was delivered meanwhile): each reader only its own, each audited once
+// under its own name with its own ids, none for a reader whose messages
+// were read already; an id delivered to another reader is not marked.
+func TestMarkReadSeveralReaders(t *testing.T) {
+	t.Parallel()
+	h := newHS(t)
+	a, b, c := h.agent("alice"), h.agent("bob"), h.agent("carol")
+	h.agree(a, b)
+	h.agree(c, b)
+	toB1, toB2 := h.mustSend(a, b, "one", ""), h.mustSend(c, b, "two", "")
+	toA, toC := h.mustSend(b, a, "three", ""), h.mustSend(b, c, "four", "")
+	if err := h.s.MarkRead(h.ctx, []pircan.Reads{{Actor: act(c), IDs: []string{toC.MessageID}}}); err != nil {
+		t.Fatal(err)
+	}
+	err := h.s.MarkRead(h.ctx, []pircan.Reads{
+		{Actor: act(b), IDs: []string{toB1.MessageID, toB2.MessageID, toA.MessageID}}, // toA is alice's
+		{Actor: act(a), IDs: []string{toA.MessageID}},
+		{Actor: act(c), IDs: []string{toC.MessageID}}, // read already
+		{Actor: act(a)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []pircan.SentMessage{toB1, toB2, toA, toC} {
+		if n := h.count("SELECT count(*) FROM messages WHERE id = $1 AND read_at IS NOT NULL", m.MessageID); n != 1 {
+			t.Errorf("message %s not marked read", m.MessageID)
+		}
+	}
+	audited := func(reader pircan.Agent) []string {
+		var ids []string
+		rows, err := h.s.Pool().Query(h.ctx, `SELECT jsonb_array_elements_text(details->'message_ids') FROM audit_log
+			WHERE action = 'message.read' AND actor_agent = $1 AND subject = $1::text AND actor_account = $2`, reader.ID, act(reader).Account)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	wantB := []string{toB1.MessageID, toB2.MessageID}
+	slices.Sort(wantB)
+	if got := audited(b); !slices.Equal(got, wantB) {
+		t.Errorf("bob's audited reads %v, want %v", got, wantB)
+	}
+	if got := audited(a); !slices.Equal(got, []string{toA.MessageID}) {
+		t.Errorf("alice's audited reads %v, want her one message", got)
+	}
+	if got := audited(c); !slices.Equal(got, []string{toC.MessageID}) {
+		t.Errorf("carol's audited reads %v, want the one from her first MarkRead only", got)
+	}
+	if n := h.count("SELECT count(*) FROM audit_log WHERE action = 'message.read'"); n != 3 {
+		t.Errorf("%d message.read entries, want 3 (carol's first, bob's, alice's)", n)
 	}
 }
 
@@ -1361,7 +1424,7 @@ func TestInboxRacingReadersMarkEachMessageOnce(t *testing.T) {
 				for _, m := range msgs {
 					ids = append(ids, m.MessageID)
 				}
-				if err := h.s.MarkRead(h.ctx, act(a), ids); err != nil {
+				if err := h.s.MarkRead(h.ctx, []pircan.Reads{{Actor: act(a), IDs: ids}}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -1585,7 +1648,7 @@ func TestClaimNoticesCoalesces(t *testing.T) {
 	// One message read before delivery: the count is the current one.
 	if msgs, _, err := h.s.Inbox(h.ctx, act(a), 1, nil); err != nil || len(msgs) != 1 {
 		t.Fatal(msgs, err)
-	} else if err := h.s.MarkRead(h.ctx, act(a), []string{msgs[0].MessageID}); err != nil {
+	} else if err := h.s.MarkRead(h.ctx, []pircan.Reads{{Actor: act(a), IDs: []string{msgs[0].MessageID}}}); err != nil {
 		t.Fatal(err)
 	}
 	waiting, err := h.s.AgentsWithWaitingNotices(h.ctx)
@@ -1763,7 +1826,7 @@ func TestAuditEveryChangeWithoutContent(t *testing.T) {
 			if err != nil || len(msgs) != 1 || msgs[0].Text != text {
 				t.Fatal(msgs, err)
 			}
-			if err := h.s.MarkRead(h.ctx, act(b), []string{msgs[0].MessageID}); err != nil {
+			if err := h.s.MarkRead(h.ctx, []pircan.Reads{{Actor: act(b), IDs: []string{msgs[0].MessageID}}}); err != nil {
 				t.Fatal(err)
 			}
 			return b.ID

@@ -127,19 +127,32 @@ func (s *Store) Inbox(ctx context.Context, actor pircan.Actor, limit int, skip [
 	return out, remaining, err
 }
 
-// MarkRead implements pircan.Store. Only messages still unread change (and
-// are audited, by the same statement), so marking twice is harmless.
-func (s *Store) MarkRead(ctx context.Context, actor pircan.Actor, ids []string) error {
-	if len(ids) == 0 {
+// MarkRead implements pircan.Store: every reader's delivered messages in
+// one statement, one commit. Only messages still unread change (and are
+// audited, one entry per reader, by the same statement), so marking twice
+// is harmless.
+func (s *Store) MarkRead(ctx context.Context, reads []pircan.Reads) error {
+	p := db.MarkReadParams{Action: "message.read"}
+	for _, r := range reads {
+		if len(r.IDs) == 0 {
+			continue
+		}
+		e, err := auditEntry(r.Actor, p.Action, r.Actor.AgentID, nil)
+		if err != nil {
+			return err
+		}
+		p.Recipients = append(p.Recipients, r.Actor.AgentID)
+		p.ActorAccounts = append(p.ActorAccounts, e.ActorAccount)
+		p.Details = append(p.Details, string(e.Details))
+		for _, id := range r.IDs {
+			p.IDRecipients, p.Ids = append(p.IDRecipients, r.Actor.AgentID), append(p.Ids, id)
+		}
+	}
+	if len(p.Ids) == 0 {
 		return nil
 	}
-	e, err := auditEntry(actor, "message.read", actor.AgentID, nil)
-	if err != nil {
-		return err
-	}
 	return s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		_, err := q.MarkRead(ctx, db.MarkReadParams{Recipient: actor.AgentID, Ids: ids, ActorAccount: e.ActorAccount,
-			ActorAgent: e.ActorAgent, Action: e.Action, Subject: e.Subject, Details: e.Details})
+		_, err := q.MarkRead(ctx, p)
 		return err
 	})
 }

@@ -136,7 +136,7 @@ func (goldenStore) Inbox(context.Context, pircan.Actor, int, []string) ([]pircan
 	return []pircan.Message{{MessageID: goldenMsgID, From: goldenParty(), AgreementID: goldenAgrID, ConversationID: goldenConvID,
 		Hop: 1, At: goldenAt.Add(-time.Minute), Text: "Chlorine readings attached: 3 ppm at the gate."}}, 0, nil
 }
-func (goldenStore) MarkRead(context.Context, pircan.Actor, []string) error { return nil }
+func (goldenStore) MarkRead(context.Context, []pircan.Reads) error { return nil }
 func (goldenStore) Login(_ context.Context, account, _ string, _ pircan.Limits) (pircan.LoginResult, error) {
 	return pircan.LoginResult{SessionID: goldenSessID, Account: account, Browser: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0",
 		StartedAt: goldenAt.Add(-time.Minute), ExpiresAt: goldenAt.Add(12 * time.Hour)}, nil

@@ -130,7 +130,7 @@ func (s sizesStore) Inbox(context.Context, pircan.Actor, int, []string) ([]pirca
 	}
 	return out, 1000000, s.fail
 }
-func (s sizesStore) MarkRead(context.Context, pircan.Actor, []string) error { return s.fail }
+func (s sizesStore) MarkRead(context.Context, []pircan.Reads) error { return s.fail }
 func (s sizesStore) Login(context.Context, string, string, pircan.Limits) (pircan.LoginResult, error) {
 	// A User-Agent is whatever the browser sent: up to 300 bytes of anything.
 	ua := strings.Repeat("\u009b"+s.fill+"\u202e", 300)[:300]

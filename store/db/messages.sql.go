@@ -44,41 +44,49 @@ func (q *Queries) LockMessageAgreement(ctx context.Context, arg LockMessageAgree
 }
 
 const markRead = `-- name: MarkRead :many
-WITH marked AS (
-    UPDATE messages SET read_at = now()
-    WHERE recipient = $1 AND id = ANY ($2::uuid[]) AND read_at IS NULL
-    RETURNING id
+WITH readers AS (
+    SELECT unnest($1::uuid[]) AS recipient, unnest($2::text[]) AS actor_account,
+           unnest($3::text[]) AS details
+), delivered AS (
+    SELECT unnest($4::uuid[]) AS recipient, unnest($5::uuid[]) AS id
+), marked AS (
+    UPDATE messages m SET read_at = now()
+    FROM delivered d
+    WHERE m.id = d.id AND m.recipient = d.recipient AND m.read_at IS NULL
+    RETURNING m.id, m.recipient
 ), audited AS (
     INSERT INTO audit_log (actor_account, actor_agent, action, subject, details)
-    SELECT $3::text, $4::uuid, $5::text, $6::text,
-           $7::jsonb || jsonb_build_object('message_ids', jsonb_agg(marked.id))
-    FROM marked HAVING count(*) > 0
+    SELECT r.actor_account, r.recipient, $6::text, r.recipient::text,
+           r.details::jsonb || jsonb_build_object('message_ids', jsonb_agg(marked.id))
+    FROM marked JOIN readers r ON r.recipient = marked.recipient
+    GROUP BY r.recipient, r.actor_account, r.details
 )
 SELECT id FROM marked
 `
 
 type MarkReadParams struct {
-	Recipient    string
-	Ids          []string
-	ActorAccount string
-	ActorAgent   *string
-	Action       string
-	Subject      string
-	Details      []byte
+	Recipients    []string
+	ActorAccounts []string
+	Details       []string
+	IDRecipients  []string
+	Ids           []string
+	Action        string
 }
 
-// Idempotent: only messages still unread are marked, and returned; the
-// audit entry (details plus the ids marked) is written in the same
-// statement, and only if some were.
+// Idempotent: only messages still unread are marked, and returned. For
+// several readers at once (one statement, one commit): reader i is
+// recipients[i], with its audit entry's account and details; message j is
+// ids[j], delivered to id_recipients[j]. Each reader whose messages changed
+// gets one audit entry (its details plus the ids marked), written by the
+// same statement.
 func (q *Queries) MarkRead(ctx context.Context, arg MarkReadParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, markRead,
-		arg.Recipient,
-		arg.Ids,
-		arg.ActorAccount,
-		arg.ActorAgent,
-		arg.Action,
-		arg.Subject,
+		arg.Recipients,
+		arg.ActorAccounts,
 		arg.Details,
+		arg.IDRecipients,
+		arg.Ids,
+		arg.Action,
 	)
 	if err != nil {
 		return nil, err
