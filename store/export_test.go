@@ -84,3 +84,20 @@ func (s *Store) OnRightsForget(f func(account string)) {
 	defer s.rights.mu.Unlock()
 	s.rights.forgotten = f
 }
+
+// PipeTwoBatches sends first with BEGIN, calls between (a refusal: its
+// error), then sends last with COMMIT: a pipelined write's two round trips.
+func (s *Store) PipeTwoBatches(ctx context.Context, first func(q *db.Queries) error, between func() error,
+	last func(q *db.Queries) error) error {
+	return s.withPipe(ctx, func(ctx context.Context, p *pipe) error {
+		p.queue(first)
+		if err := p.send(ctx); err != nil {
+			return err
+		}
+		if err := between(); err != nil {
+			return err
+		}
+		p.queue(last)
+		return nil
+	})
+}
