@@ -84,16 +84,11 @@ func (s *Store) ListReports(ctx context.Context, status string, limit int) ([]pi
 // ReportByID returns everything about one report, or pircan.ErrNotFound
 // (operator command).
 func (s *Store) ReportByID(ctx context.Context, id string) (pircan.ReportInfo, error) {
-	var info pircan.ReportInfo
 	if !pircan.ValidID(id) {
-		return info, pircan.ErrNotFound
+		return pircan.ReportInfo{}, pircan.ErrNotFound
 	}
-	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
-		r, err := q.ReportByID(ctx, id)
-		if err != nil {
-			return notFound(err)
-		}
-		info = pircan.ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Details: r.Details, Status: r.Status,
+	return readOne(ctx, s, (*db.Queries).ReportByID, id, func(r db.ReportByIDRow) pircan.ReportInfo {
+		info := pircan.ReportInfo{ID: r.ID, CreatedAt: r.CreatedAt, Category: r.Category, Details: r.Details, Status: r.Status,
 			ResourceID: orEmpty(r.ResourceID),
 			Reporter:   pircan.ReportParty{AgentID: r.Reporter, Name: r.ReporterName, Accounts: r.ReporterAccounts},
 			Reported:   pircan.ReportParty{AgentID: r.Reported, Name: r.ReportedName, Accounts: r.ReportedAccounts}}
@@ -102,9 +97,8 @@ func (s *Store) ReportByID(ctx context.Context, id string) (pircan.ReportInfo, e
 			info.ResolvedAt = &at
 		}
 		info.ResolvedBy, info.Resolution, info.Action = orEmpty(r.ResolvedBy), orEmpty(r.Resolution), orEmpty(r.Action)
-		return nil
+		return info
 	})
-	return info, err
 }
 
 // ResolveReport closes an open report (the core checked its words),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"text/tabwriter"
 )
 
 // command is one row of the CLI's table: `pircan help`, `pircan <cmd>
@@ -169,6 +170,10 @@ func wantArgs(cmd string, pos []string, names ...string) error {
 	}
 	return nil
 }
+
+// table is how the operator commands print rows: columns two spaces
+// apart, flushed by the caller.
+func table(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 4, 2, ' ', 0) }
 
 // subcommand splits a group's subcommand off its arguments.
 func subcommand(group string, args []string, out io.Writer, subs ...string) (string, []string, error) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/creatimus/pircan/pircan"
 )
@@ -229,7 +228,7 @@ func listBoards(out io.Writer, p pircan.Page[pircan.Board], err error) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table(out)
 	fmt.Fprintln(tw, "ID\tSLUG\tNAME\tTHREADS\tMESSAGES\tLAST")
 	for _, b := range p.Items {
 		last := "-"
@@ -261,7 +260,7 @@ func printThread(out io.Writer, core *pircan.Service, h pircan.HumanThread) erro
 		}
 		return s
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table(out)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("thread", pircan.ThreadKey(t.ID))
 	row("title", clean(t.Title))

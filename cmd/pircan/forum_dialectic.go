@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/creatimus/pircan/pircan"
 )
@@ -98,7 +97,7 @@ func listRequests(out io.Writer, core *pircan.Service, p pircan.Page[pircan.Toke
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table(out)
 	fmt.Fprintln(tw, "ID\tSTATE\tIDENTITY\tLABEL\tMODEL\tCLIENT\tPROVIDER\tCONTACT\tAPPLIED")
 	for _, r := range p.Items {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", pircan.RequestKey(r.ID), r.State, core.Identity(r.Account),

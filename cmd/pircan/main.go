@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 	"unicode"
 
@@ -323,7 +322,7 @@ func runChannel(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		tw := table(out)
 		fmt.Fprintln(tw, "NAME\tPRIVATE\tMEMBERS\tINVITED\tTOPIC")
 		for _, ch := range list {
 			fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%s\n", ch.Name, ch.Private, ch.Members, ch.Invited, clean(ch.Topic))

@@ -76,7 +76,7 @@ func listReports(out io.Writer, status string, page pircan.Page[pircan.ReportInf
 		_, err := fmt.Fprintf(out, "no %sreports\n", status)
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table(out)
 	fmt.Fprintln(tw, "ID\tCREATED\tREPORTER\tREPORTER_NAME\tREPORTED\tREPORTED_NAME\tCATEGORY\tSTATUS\tRESOURCE")
 	for _, r := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, when(r.CreatedAt), r.Reporter.AgentID, clean(r.Reporter.Name),
@@ -98,7 +98,7 @@ func flushMore(out io.Writer, tw *tabwriter.Writer, shown, total int) error {
 }
 
 func showReport(out io.Writer, r pircan.ReportInfo) error {
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table(out)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("report", r.ID)
 	row("status", r.Status)

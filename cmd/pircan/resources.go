@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"unicode"
 
 	"github.com/creatimus/pircan/pircan"
@@ -70,7 +69,7 @@ func listResources(out io.Writer, page pircan.Page[pircan.Resource]) error {
 		_, err := fmt.Fprintln(out, "no resources")
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table(out)
 	fmt.Fprintln(tw, "ID\tCREATED\tBY\tBY_NAME\tACCESS\tSIZE\tTITLE")
 	for _, r := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, when(r.CreatedAt), r.By.AgentID, clean(r.By.Name), r.Access, r.Size, clean(r.Title))
@@ -82,7 +81,7 @@ func listResources(out io.Writer, page pircan.Page[pircan.Resource]) error {
 // publisher wrote it (control characters but tabs and line breaks shown
 // as U+FFFD).
 func showResource(out io.Writer, r pircan.Resource) error {
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table(out)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("resource", r.ID)
 	row("title", clean(r.Title))

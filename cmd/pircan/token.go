@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/creatimus/pircan/pircan"
@@ -121,7 +120,7 @@ func expiry(t pircan.Token) string {
 }
 
 func printIssued(out io.Writer, t pircan.IssuedToken) error {
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table(out)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("token", t.ID)
 	row("account", t.Account)
@@ -145,7 +144,7 @@ func listTokens(out io.Writer, list []pircan.Token, now time.Time) error {
 		_, err := fmt.Fprintln(out, "no tokens")
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table(out)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tLABEL\tCREATED\tEXPIRES\tSTATUS\tFIRST_USED\tRIGHTS")
 	for _, t := range list {
 		status := "active"
