@@ -64,8 +64,6 @@ func TestPipeLeavesTheConnectionClean(t *testing.T) {
 	if _, err := holder.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('forum:' || 'held', 0))"); err != nil {
 		t.Fatal(err)
 	}
-	dctx, dcancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	defer dcancel()
 	var pe *pgconn.PgError
 	for _, c := range []struct {
 		name  string
@@ -80,6 +78,8 @@ func TestPipeLeavesTheConnectionClean(t *testing.T) {
 				rights("cancelled, its last batch"))
 		}, func(err error) bool { return errors.Is(err, context.Canceled) }},
 		{"past its deadline on a lock", func() error {
+			dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			defer cancel()
 			return s.PipeTwoBatches(dctx, rights("past its deadline on a lock"), none, lock)
 		}, store.IsTimeout},
 		{"failing in the last batch", func() error {
