@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,9 +28,8 @@ const (
 // using the agent's account, after asking the server that the nick still
 // belongs to that account (a nick can change hands unseen).
 //
-// A refused wake loses nothing: the notifications stay in the database and
-// go out at the agent's next wake (its next sighting, a new notification,
-// or a restart of LISTEN).
+// A refused wake or sighting loses nothing: the notifications stay in the
+// database, and the wake or sighting is tried again after notifyGap.
 type notifier struct {
 	b       *Bot
 	work    chan func()
@@ -78,9 +78,30 @@ func (n *notifier) offer(job func()) bool {
 // observe wakes delivery for an account that (re)appears; the transport
 // keeps presence itself, as it reads each event (transport.Event.Fresh).
 func (n *notifier) observe(ctx context.Context, ev transport.Event) {
-	if account := ev.Sender.Account; ev.Fresh && account != "" && !n.offer(func() { n.appeared(ctx, account) }) {
-		n.b.log.Warn().Str("account", account).Msg("notification workers busy; NOTIFY waits for the next wake")
+	if account := ev.Sender.Account; ev.Fresh && account != "" {
+		n.sighted(ctx, account)
 	}
+}
+
+// sighted offers the sighting of account to the notification workers. A
+// sighting is the only wake of an agent whose notifications a delivery
+// left waiting out of sight: its wake row (schema 00071) keeps the next
+// ones silent, and the agent is not seen afresh while it stays. So one the
+// workers cannot take now is offered again after notifyGap, as a
+// sighting whose agent could not be read (appeared).
+func (n *notifier) sighted(ctx context.Context, account string) {
+	if !n.offer(func() { n.appeared(ctx, account) }) {
+		n.b.log.Warn().Str("account", account).Msg("notification workers busy; the sighting is offered again later")
+		n.sightAgain(ctx, account)
+	}
+}
+
+func (n *notifier) sightAgain(ctx context.Context, account string) {
+	time.AfterFunc(notifyGap, func() {
+		if ctx.Err() == nil {
+			n.sighted(ctx, account)
+		}
+	})
 }
 
 // appeared wakes delivery for the agent bound to account, if any.
@@ -89,8 +110,11 @@ func (n *notifier) appeared(ctx context.Context, account string) {
 	defer cancel()
 	agent, err := n.b.store.AgentByAccount(lookup, account)
 	n.b.log.Debug().Err(err).Str("account", account).Msg("account appeared")
-	if err == nil {
+	switch {
+	case err == nil:
 		n.wake(ctx, agent.ID)
+	case !errors.Is(err, pircan.ErrNotFound) && ctx.Err() == nil: // no agent: nothing to wake
+		n.sightAgain(ctx, account)
 	}
 }
 

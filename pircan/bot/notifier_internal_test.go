@@ -11,6 +11,7 @@ import (
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
+	"github.com/creatimus/pircan/store"
 )
 
 // Notification work has its own workers and a bounded queue: with every
@@ -89,4 +90,47 @@ func TestWakeOnAFullQueueReturns(t *testing.T) {
 	if got := n.refused.Load(); got != 1 {
 		t.Errorf("refused %d, want 1", got)
 	}
+}
+
+// A sighting is an agent's wake while its notifications wait unwoken (a
+// delivery found it out of sight, and its wake row, schema 00071, keeps
+// the next ones silent): a sighting the full queue refuses, or whose agent
+// the database could not read, is offered again after the gap, not lost
+// until the agent is seen anew.
+func TestRefusedSightingIsOfferedAgain(t *testing.T) {
+	closed, err := store.Open(context.Background(), "postgres://pircan@127.0.0.1:1/none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close() // every read fails at once
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		n := newNotifier(&Bot{log: zerolog.Nop(), store: closed}) // no workers: the test takes the jobs
+		for range notifyQueue {
+			n.offer(func() {})
+		}
+		n.observe(ctx, transport.Event{Kind: transport.Request, Fresh: true, Sender: irc.Sender{Account: "alice", Nick: "alice"}})
+		if got := n.refused.Load(); got != 1 {
+			t.Fatalf("refused %d, want the sighting", got)
+		}
+		for range notifyQueue { // the workers catch up
+			<-n.work
+		}
+		again := func(what string) func() {
+			t.Helper()
+			time.Sleep(notifyGap)
+			synctest.Wait()
+			select {
+			case job := <-n.work:
+				return job
+			default:
+				t.Fatalf("%s: the sighting was not offered again", what)
+				return nil
+			}
+		}
+		job := again("refused by the full queue")
+		job() // the database fails: no agent read
+		again("its agent not read")
+	})
 }
