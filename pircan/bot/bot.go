@@ -581,10 +581,18 @@ func (b *Bot) pruneRequestWindows(ctx context.Context) {
 }
 
 // wakeAllWaiting wakes delivery for every agent with waiting notifications.
+// A failed read is tried again after notifyGap: the notifications written
+// while nobody listened keep their agents' wake rows (schema 00071), which
+// keep the next ones silent.
 func (b *Bot) wakeAllWaiting(ctx context.Context) {
 	ids, err := b.store.AgentsWithWaitingNotices(ctx)
 	if err != nil {
-		b.log.Warn().Err(err).Msg("listing waiting notifications")
+		b.log.Warn().Err(err).Msg("listing waiting notifications; tried again later")
+		time.AfterFunc(notifyGap, func() {
+			if ctx.Err() == nil {
+				b.wakeAllWaiting(ctx)
+			}
+		})
 		return
 	}
 	for _, id := range ids {

@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -98,11 +100,7 @@ func TestWakeOnAFullQueueReturns(t *testing.T) {
 // the database could not read, is offered again after the gap, not lost
 // until the agent is seen anew.
 func TestRefusedSightingIsOfferedAgain(t *testing.T) {
-	closed, err := store.Open(context.Background(), "postgres://pircan@127.0.0.1:1/none")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed.Close() // every read fails at once
+	closed := closedStore(t)
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -133,4 +131,37 @@ func TestRefusedSightingIsOfferedAgain(t *testing.T) {
 		job() // the database fails: no agent read
 		again("its agent not read")
 	})
+}
+
+// The agents woken when LISTEN starts are those whose notifications may
+// have been written while nobody listened; their wake rows (schema 00071)
+// keep the next notifications silent. A failed read of them is tried
+// again after the gap, not left to the agents' next sightings.
+func TestWakeAllWaitingTriesAgain(t *testing.T) {
+	closed := closedStore(t)
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var log bytes.Buffer
+		b := &Bot{log: zerolog.New(&log), store: closed}
+		b.notes = newNotifier(b)
+		b.wakeAllWaiting(ctx)
+		time.Sleep(notifyGap)
+		synctest.Wait()
+		if n := strings.Count(log.String(), "listing waiting notifications"); n != 2 {
+			t.Fatalf("the waiting agents were read %d times in a gap after a failure, want 2:\n%s", n, log.String())
+		}
+	})
+}
+
+// closedStore is a store whose every read fails at once (its pool closed,
+// no server ever dialled).
+func closedStore(t *testing.T) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), "postgres://pircan@127.0.0.1:1/none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return s
 }
