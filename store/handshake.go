@@ -245,11 +245,21 @@ func (s *Store) Decide(ctx context.Context, actor pircan.Actor, d pircan.Decisio
 			return err
 		}
 		res = pircan.DecisionResult{AgreementID: g.ID, Scopes: scopes, ExpiresAt: g.ExpiresAt}
-		if err := notify(ctx, q, req.FromAgent, pircan.NotifyContactUpdate); err != nil {
-			return err
+		if !actor.ByOwner {
+			return notify(ctx, q, req.FromAgent, pircan.NotifyContactUpdate)
 		}
-		if actor.ByOwner { // the agent itself learns of its owner's decision
-			return notify(ctx, q, req.ToAgent, pircan.NotifyAgreement)
+		// The agent itself learns of its owner's decision too. The two go in
+		// agent-id order: each takes its agent's wake row (schema 00071),
+		// and two decisions between the same two agents in opposite
+		// directions would otherwise take them in opposite orders.
+		notes := [][2]string{{req.FromAgent, pircan.NotifyContactUpdate}, {req.ToAgent, pircan.NotifyAgreement}}
+		if notes[1][0] < notes[0][0] {
+			notes[0], notes[1] = notes[1], notes[0]
+		}
+		for _, n := range notes {
+			if err := notify(ctx, q, n[0], n[1]); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
