@@ -292,8 +292,11 @@ func benchCalls(b *testing.B, clients []*benchClient, one func(*benchClient, *te
 //	go test -run '^$' -bench 'BenchmarkA2ASend' -benchtime 2000x ./pircan/a2a
 //
 // At one client SendMessage and the A2A floor (floor above: the face's path
-// up to the operation) alternate, one call each a round; send/floor-p50 is
-// the ratio judged (≤ 2). At 50 clients SendMessage by the raw client and
+// up to the operation) alternate, one call each a round (each round by the
+// next of the 50 requesters); send/floor-p50 is
+// the ratio judged (≤ 2). Beside them, what bounds a send from below: a
+// durable commit alone (commit: one INSERT in autocommit, one round trip,
+// its WAL flushed), and the round trips each makes to Postgres (trips/op). At 50 clients SendMessage by the raw client and
 // the MCP face's send_task by the go-sdk client (each requester's own
 // session) run in four alternating phases of b.N/4 calls; a2a/mcp-calls is
 // SendMessage's throughput over send_task's (≥ 1).
@@ -324,23 +327,37 @@ func BenchmarkA2ASend(b *testing.B) {
 		return err
 	}
 	b.Run("clients=1", func(b *testing.B) {
-		c := clients[0]
-		for _, one := range []func(*benchClient, *testing.B) error{(*benchClient).floor, send} {
-			if err := one(c, b); err != nil {
-				b.Fatal(err)
+		// One client at a time, taking the requesters in turn: no
+		// requester's hour then holds more tasks than the default limit
+		// lets it send (TasksHour 60 at 3,000 rounds), so the hourly count
+		// reads what it reads in production, not b.N rows.
+		for _, c := range clients {
+			for _, one := range []func(*benchClient, *testing.B) error{(*benchClient).floor, send} {
+				if err := one(c, b); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
-		var floor, sends []time.Duration
-		var trips [2]int64 // the store's round trips of the floor's calls and the sends'
+		_, err := shared.Pool().Exec(b.Context(), `CREATE TABLE IF NOT EXISTS bench_commits (id bigserial PRIMARY KEY)`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		commit := func(*benchClient, *testing.B) error {
+			_, err := shared.Pool().Exec(b.Context(), `INSERT INTO bench_commits DEFAULT VALUES`)
+			return err
+		}
+		var floor, sends, commits []time.Duration
+		var trips [3]int64 // the store's round trips of the floor's calls, the sends' (and the commits')
 		b.ResetTimer()
 		for i := range b.N {
+			c := clients[i%len(clients)]
 			pair := []struct {
 				one   func(*benchClient, *testing.B) error
 				to    *[]time.Duration
 				trips *int64
-			}{{(*benchClient).floor, &floor, &trips[0]}, {send, &sends, &trips[1]}}
+			}{{(*benchClient).floor, &floor, &trips[0]}, {send, &sends, &trips[1]}, {commit, &commits, &trips[2]}}
 			for k := range pair {
-				p := pair[(i+k)%2]
+				p := pair[(i+k)%len(pair)]
 				t0 := shared.RoundTrips()
 				s := time.Now()
 				if err := p.one(c, b); err != nil {
@@ -360,6 +377,10 @@ func BenchmarkA2ASend(b *testing.B) {
 		b.ReportMetric(sp50, "send-p50-ms")
 		b.ReportMetric(sp99, "send-p99-ms")
 		b.ReportMetric(sp50/fp50, "send/floor-p50")
+		cp50, cp99 := percentiles(commits)
+		b.ReportMetric(cp50, "commit-p50-ms")
+		b.ReportMetric(cp99, "commit-p99-ms")
+		b.ReportMetric((fp50+cp50)/fp50, "(floor+commit)/floor-p50")
 	})
 	b.Run(fmt.Sprintf("clients=%d", benchClients), func(b *testing.B) {
 		var calls [2]int

@@ -26,8 +26,10 @@ import (
 // messages, and for each client 50 threads awaiting it (its inbox), all
 // written by SQL before the clock starts; posts go to a thread of each
 // client's own. One client: each round calls every operation over both
-// doors, in an order that turns; 50 clients: each (operation, door) in a
-// phase of its own, all 50 calling it, the floor first.
+// doors, in an order that turns, and a durable commit alone (commit-db:
+// what bounds a post from below), and reports each call's round trips to
+// Postgres (trips/op); 50 clients: each (operation, door) in a phase of its
+// own, all 50 calling it, the floor first.
 //
 // Raised for it: Limits.ForumPerMinute and ForumMessagesHour (to 2^30:
 // still counted, never refused) and RegistrationsHour (the setup's).
@@ -59,7 +61,15 @@ func BenchmarkParley(b *testing.B) {
 		calls = append(calls, benchCall{name: o.name + "-mcp", do: func(c *benchClient) error { return c.mcp(ctx, o) }},
 			benchCall{name: o.name + "-rest", do: func(c *benchClient) error { return c.rest(ctx, e, o) }})
 	}
-	b.Run("clients=1", func(b *testing.B) { benchForum(b, clients[:1], calls, true) })
+	// What bounds a post from below, beside them at one client: a durable
+	// commit alone (one INSERT in autocommit: one round trip, its WAL flushed).
+	_, err := shared.Pool().Exec(ctx, `CREATE TABLE IF NOT EXISTS bench_commits (id bigserial PRIMARY KEY)`)
+	must(b, err)
+	commit := benchCall{name: "commit-db", do: func(*benchClient) error {
+		_, err := shared.Pool().Exec(ctx, `INSERT INTO bench_commits DEFAULT VALUES`)
+		return err
+	}}
+	b.Run("clients=1", func(b *testing.B) { benchForum(b, clients[:1], append(calls, commit), true) })
 	b.Run(fmt.Sprintf("clients=%d", benchClients), func(b *testing.B) { benchForum(b, clients, calls, false) })
 }
 
@@ -329,6 +339,9 @@ func benchForum(b *testing.B, clients []*benchClient, calls []benchCall, interle
 	}
 	for _, k := range calls {
 		name, door, _ := strings.Cut(k.name, "-")
+		if door == "db" { // no door: the commit row
+			continue
+		}
 		if name != "noop" {
 			b.ReportMetric(p50s[k.name]/p50s["noop-"+door], k.name+"/noop-p50")
 		}
