@@ -67,6 +67,11 @@ func (p *Peer) Send(line string) {
 	}
 }
 
+// Lines is every line the client sends, in order, as the server reads it
+// (closed when the connection ends): for a benchmark that counts replies
+// without Expect's timer per line.
+func (p *Peer) Lines() <-chan string { return p.lines }
+
 // Nick is the client's nick as the server sees it.
 func (p *Peer) Nick() string {
 	p.mu.Lock()
