@@ -88,10 +88,12 @@ func (p *Presence) holderOf(n string) (holder, bool) {
 // put records h as the holder of its nick, the newest sighting; then
 // forgets a few expired sightings and, over the bound, the oldest.
 func (p *Presence) put(h holder) {
-	if el, ok := p.byNick[h.key]; ok {
-		p.order.Remove(el)
+	if el, ok := p.byNick[h.key]; ok { // seen again: the same entry, now the newest
+		*el.Value.(*holder) = h
+		p.order.MoveToBack(el)
+	} else {
+		p.byNick[h.key] = p.order.PushBack(&h)
 	}
-	p.byNick[h.key] = p.order.PushBack(&h)
 	for range expirePerCall {
 		front := p.order.Front()
 		if front == nil || p.now().Sub(front.Value.(*holder).at) <= PresenceTTL {
