@@ -5,7 +5,6 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -300,26 +299,69 @@ func (c *Conn) sendRaw(command string, params ...string) {
 var errOffline = errors.New("not connected")
 
 // sendNotices writes NOTICE lines to one target in a single write (see
-// Pacer.Run). Each line is built and checked as irc-go would.
+// Pacer.Run). Each line is built and checked as irc-go's LineBytesStrict
+// would (noticeLine), without building an ircmsg.Message for it.
 func (c *Conn) sendNotices(target string, lines []string) error {
 	irc := c.current()
 	if irc == nil {
 		return errOffline
 	}
-	var buf []byte
+	size := 0
 	for _, l := range lines {
-		m := ircmsg.MakeMessage(nil, "", "NOTICE", target, l)
-		b, err := m.LineBytesStrict(true, 512)
-		if err != nil {
+		size += noticeLen(target, l) + len("\r\n")
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, l := range lines {
+		if err := noticeRefused(target, l); err != nil {
 			c.log.Error().Err(err).Str("target", target).Msg("reply line refused; dropped")
 			continue
 		}
-		buf = append(buf, b...)
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("NOTICE ")
+		b.WriteString(target)
+		b.WriteByte(' ')
+		if trailing(l) {
+			b.WriteByte(':')
+		}
+		b.WriteString(l)
 	}
-	if len(buf) == 0 {
+	if b.Len() == 0 {
 		return nil
 	}
-	return irc.SendRaw(string(bytes.TrimSuffix(buf, []byte("\r\n"))))
+	return irc.SendRaw(b.String()) // irc-go adds the last CR LF
+}
+
+// trailing is irc-go's rule for a parameter that must be written as the
+// trailing one (after ':').
+func trailing(param string) bool {
+	return param == "" || strings.IndexByte(param, ' ') >= 0 || param[0] == ':'
+}
+
+// noticeLen is the length of `NOTICE <target> [:]<text>` without CR LF.
+func noticeLen(target, text string) int {
+	n := len("NOTICE ") + len(target) + 1 + len(text)
+	if trailing(text) {
+		n++
+	}
+	return n
+}
+
+// noticeRefused is what ircmsg's LineBytesStrict(true, 512) refuses in a
+// NOTICE from a client: a target that cannot be a middle parameter, a line
+// over 510 bytes before CR LF, or NUL, CR or LF anywhere in it.
+func noticeRefused(target, text string) error {
+	switch {
+	case trailing(target):
+		return ircmsg.ErrorBadParam
+	case strings.ContainsAny(target, "\x00\r\n") || strings.ContainsAny(text, "\x00\r\n"):
+		return ircmsg.ErrorLineContainsBadChar
+	case noticeLen(target, text) > 510:
+		return ircmsg.ErrorBodyTooLong
+	}
+	return nil
 }
 
 // QuitMessage, as the cause of the context given to Run, is the QUIT
@@ -577,7 +619,7 @@ func (c *Conn) emit(e Event) {
 // addCallbacks turns server lines into Events. They run on irc-go's read
 // goroutine, so they only parse and enqueue.
 func (c *Conn) addCallbacks(gc guardedIRC, l *link) {
-	self := func(nick string) bool { return c.fold(nick) == c.fold(gc.CurrentNick()) }
+	self := func(nick string) bool { return c.Casemap().Equal(nick, gc.CurrentNick()) }
 	gc.AddCallback("PRIVMSG", func(m ircmsg.Message) {
 		if len(m.Params) < 2 || self(m.Nick()) {
 			return

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ergochat/irc-go/ircmsg"
 	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/internal/ircscript"
@@ -455,5 +456,35 @@ func TestDefaultBoundsMeetTheSpec(t *testing.T) {
 	}
 	if QuitWait >= 5*time.Second {
 		t.Errorf("QuitWait %v leaves nothing of the 5 s drain for replies", QuitWait)
+	}
+}
+
+// TestNoticeLineAsIRCGo holds sendNotices's own line building to what
+// irc-go's MakeMessage + LineBytesStrict(true, 512) make and refuse.
+func TestNoticeLineAsIRCGo(t *testing.T) {
+	long := strings.Repeat("x", 510-len("NOTICE nick :")-1)
+	for _, target := range []string{"nick", "a:b", "", "two words", ":colon", "n\x00", "n\rick"} {
+		for _, text := range []string{"PIRCAN/1 WHOAMI {}", "oneword", "", ":starts", "nul\x00", "cr\r", "lf\n",
+			long + " ", long + "  ", long + "xy", "ünï cödé"} {
+			m := ircmsg.MakeMessage(nil, "", "NOTICE", target, text)
+			want, wantErr := m.LineBytesStrict(true, 512)
+			err := noticeRefused(target, text)
+			if (err != nil) != (wantErr != nil) {
+				t.Errorf("%q %q: refused %v, irc-go %v", target, text, err, wantErr)
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			var b strings.Builder
+			b.WriteString("NOTICE " + target + " ")
+			if trailing(text) {
+				b.WriteByte(':')
+			}
+			b.WriteString(text)
+			if got := b.String() + "\r\n"; got != string(want) || noticeLen(target, text) != len(want)-2 {
+				t.Errorf("%q %q: %q (len %d), irc-go %q", target, text, got, noticeLen(target, text), want)
+			}
+		}
 	}
 }
