@@ -80,8 +80,8 @@ func Encode(r Reply) (string, error) {
 	if r.Plain != "" {
 		return plainLine(r.Plain), nil
 	}
-	if overBy(r.Verb, r.Fields) <= 0 {
-		return encodeLine(r.Verb, r.Fields), nil
+	if over, size := measure(r.Verb, r.Fields); over <= 0 {
+		return encodeLine(r.Verb, r.Fields, size), nil
 	}
 	fields := cloneObject(r.Fields)
 	// "truncated" goes before "re" so the correlation stays last; a
@@ -101,9 +101,9 @@ func Encode(r Reply) (string, error) {
 		}
 	}
 	for {
-		over := overBy(r.Verb, fields)
+		over, size := measure(r.Verb, fields)
 		if over <= 0 {
-			return encodeLine(r.Verb, fields), nil
+			return encodeLine(r.Verb, fields, size), nil
 		}
 		if !shortenLongest(fields, over) {
 			return "", ErrReplyTooLong
@@ -113,13 +113,19 @@ func Encode(r Reply) (string, error) {
 
 // overBy is how many bytes the reply is over its budget (<= 0: it fits).
 func overBy(verb string, fields Object) int {
-	line := lineLen(verb, fields)
+	over, _ := measure(verb, fields)
+	return over
+}
+
+// measure is overBy, and the length of the line (lineLen).
+func measure(verb string, fields Object) (over, line int) {
+	line = lineLen(verb, fields)
 	n := len(fields)
 	if !relayed[verb] || n == 0 || fields[n-1].Key != "re" {
-		return line - MaxReplyBytes
+		return line - MaxReplyBytes, line
 	}
 	bare := lineLen(verb, fields[:n-1])
-	return max(bare-MaxReplyBytes, line-MaxRelayedReplyBytes)
+	return max(bare-MaxReplyBytes, line-MaxRelayedReplyBytes), line
 }
 
 func hasKey(o Object, key string) bool {
@@ -131,8 +137,10 @@ func hasKey(o Object, key string) bool {
 	return false
 }
 
-func encodeLine(verb string, fields Object) string {
+// encodeLine writes the line, of size bytes (lineLen), in one allocation.
+func encodeLine(verb string, fields Object, size int) string {
 	var b strings.Builder
+	b.Grow(size)
 	b.WriteString(Prefix)
 	b.WriteByte(' ')
 	b.WriteString(verb)
