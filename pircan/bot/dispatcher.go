@@ -27,7 +27,14 @@ type dispatcher struct {
 	stopped    chan struct{} // closed by stop: waiting drainers end
 	stopOnce   sync.Once
 	started    atomic.Int64 // drainers started
+	// free holds queues whose key emptied, for the next key: a request
+	// from a sender with nothing queued (nearly every one) then allocates
+	// neither a queue nor its slice.
+	free []*keyQueue
 }
+
+// maxFree bounds the queues kept for reuse.
+const maxFree = 256
 
 // drainJob is a key whose queue wants a drainer.
 type drainJob struct {
@@ -42,7 +49,8 @@ type drainJob struct {
 const drainerIdle = 10 * time.Second
 
 type keyQueue struct {
-	jobs  []func()
+	jobs  []func() // jobs[head:] wait
+	head  int
 	guest bool
 	told  bool // refused once since the queue was last empty
 }
@@ -68,11 +76,11 @@ func (d *dispatcher) submit(key string, guest bool, job func()) admission {
 	d.mu.Lock()
 	q, running := d.queues[key]
 	if !running {
-		q = &keyQueue{guest: guest}
+		q = d.newQueue(guest)
 		d.queues[key] = q
 	}
 	switch {
-	case len(q.jobs) >= d.perSender:
+	case len(q.jobs)-q.head >= d.perSender:
 		told := q.told
 		q.told = true
 		d.mu.Unlock()
@@ -83,12 +91,18 @@ func (d *dispatcher) submit(key string, guest bool, job func()) admission {
 	case guest && d.guests >= d.guestQueue:
 		if !running {
 			delete(d.queues, key)
+			d.recycle(q)
 		}
 		d.mu.Unlock()
 		return refusedGuest
 	}
 	if guest {
 		d.guests++
+	}
+	if q.head > 0 && len(q.jobs) == cap(q.jobs) { // move the waiting jobs down rather than grow
+		n := copy(q.jobs, q.jobs[q.head:])
+		clear(q.jobs[n:])
+		q.jobs, q.head = q.jobs[:n], 0
 	}
 	q.jobs = append(q.jobs, job)
 	d.inFlight.Add(1)
@@ -97,6 +111,28 @@ func (d *dispatcher) submit(key string, guest bool, job func()) admission {
 		d.startDrainer(drainJob{key, q})
 	}
 	return accepted
+}
+
+// newQueue is an empty queue, a recycled one if there is one; d.mu is held.
+func (d *dispatcher) newQueue(guest bool) *keyQueue {
+	n := len(d.free)
+	if n == 0 {
+		return &keyQueue{guest: guest}
+	}
+	q := d.free[n-1]
+	d.free[n-1] = nil
+	d.free = d.free[:n-1]
+	q.guest = guest
+	return q
+}
+
+// recycle keeps q, empty and no longer any key's, for newQueue; d.mu is held.
+func (d *dispatcher) recycle(q *keyQueue) {
+	if len(d.free) < maxFree && cap(q.jobs) <= 64 {
+		clear(q.jobs)
+		*q = keyQueue{jobs: q.jobs[:0]}
+		d.free = append(d.free, q)
+	}
 }
 
 // startDrainer hands j to a waiting drainer, or starts one.
@@ -134,13 +170,15 @@ func (d *dispatcher) stop() { d.stopOnce.Do(func() { close(d.stopped) }) }
 func (d *dispatcher) drain(key string, q *keyQueue) {
 	for {
 		d.mu.Lock()
-		if len(q.jobs) == 0 {
+		if q.head == len(q.jobs) {
 			delete(d.queues, key)
+			d.recycle(q)
 			d.mu.Unlock()
 			return
 		}
-		job := q.jobs[0]
-		q.jobs = q.jobs[1:]
+		job := q.jobs[q.head]
+		q.jobs[q.head] = nil
+		q.head++
 		d.mu.Unlock()
 		if q.guest {
 			d.guestSem <- struct{}{}
@@ -164,7 +202,7 @@ func (d *dispatcher) queued() (identified, guests int) {
 	defer d.mu.Unlock()
 	for _, q := range d.queues {
 		if !q.guest {
-			identified += len(q.jobs)
+			identified += len(q.jobs) - q.head
 		}
 	}
 	return identified, d.guests
