@@ -383,3 +383,68 @@ func TestDispatcherReusesIdleDrainers(t *testing.T) {
 		}
 	})
 }
+
+// A key that never empties (each job submits the next, with two waiting)
+// runs its jobs in order in a queue that does not grow with the jobs it
+// has run; a queue that emptied is reused for the next key, its refusal
+// told again.
+func TestDispatcherQueueReuse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher(4, 8)
+		defer d.stop()
+		const total = 10_000
+		var got []int
+		var biggest int
+		var next func(i int) func()
+		next = func(i int) func() {
+			return func() {
+				got = append(got, i)
+				d.mu.Lock()
+				if q := d.queues["a:loop"]; q != nil {
+					biggest = max(biggest, cap(q.jobs))
+				}
+				d.mu.Unlock()
+				if i+2 < total {
+					d.submit("a:loop", false, next(i+2))
+				}
+			}
+		}
+		d.submit("a:loop", false, next(0))
+		d.submit("a:loop", false, next(1))
+		d.wait()
+		if len(got) != total || !slices.IsSorted(got) {
+			t.Fatalf("%d jobs ran (want %d), in order: %v", len(got), total, slices.IsSorted(got))
+		}
+		if biggest > 8 {
+			t.Errorf("the queue grew to %d slots for 2 waiting jobs", biggest)
+		}
+
+		// Fill a sender's queue past its bound, twice: the second time in
+		// a reused queue, which tells the sender again.
+		for round := range 2 {
+			d.mu.Lock()
+			reused := len(d.free) > 0
+			d.mu.Unlock()
+			if round == 1 && !reused {
+				t.Fatal("no queue kept for reuse")
+			}
+			block := make(chan struct{})
+			d.submit("a:full", false, func() { <-block })
+			synctest.Wait() // running, no longer queued
+			for range 8 {
+				if a := d.submit("a:full", false, func() {}); a != accepted {
+					t.Fatalf("round %d: within the bound: %v", round, a)
+				}
+			}
+			if a := d.submit("a:full", false, func() {}); a != refusedTell {
+				t.Fatalf("round %d: over the bound: %v, want refusedTell", round, a)
+			}
+			if a := d.submit("a:full", false, func() {}); a != refusedQuiet {
+				t.Fatalf("round %d: over the bound again: %v, want refusedQuiet", round, a)
+			}
+			close(block)
+			d.wait()
+			synctest.Wait() // the drainer has forgotten the emptied key
+		}
+	})
+}
