@@ -80,6 +80,9 @@ type Bot struct {
 	// standby: another process holds the leader lock (alive, not ready).
 	standby atomic.Bool
 	ops     opsState // metrics and the HTTP face (metrics.go, http.go)
+	// requests is Run's context without its cancellation: the parent of
+	// every request's own (Run passes its context to everything it calls).
+	requests context.Context
 }
 
 func (b *Bot) setStandby(on bool) { b.standby.Store(on) }
@@ -186,6 +189,7 @@ func (b *Bot) Conn() *transport.Conn { return b.conn }
 // decides which one holds the IRC nick; the others stand by and take over
 // within about a second of the lock's holder dying.
 func (b *Bot) Run(ctx context.Context) error {
+	b.requests = context.WithoutCancel(ctx)
 	defer b.store.Close()
 	defer b.jobs.stop()
 	go b.store.RunAgentCache(ctx, b.log)
@@ -421,7 +425,7 @@ func (b *Bot) submit(ctx context.Context, ev transport.Event) {
 	if guest {
 		class = "unidentified"
 	}
-	switch b.jobs.submit(key, guest, func() { b.serve(ctx, ev) }) {
+	switch b.jobs.submitJob(key, guest, &request{b: b, ctx: ctx, ev: ev}) {
 	case accepted:
 		return
 	case refusedTell:
@@ -473,9 +477,22 @@ func (b *Bot) presenceLost(ctx context.Context) {
 	})
 }
 
+// request is one request as the dispatcher queues it.
+type request struct {
+	b   *Bot
+	ctx context.Context
+	ev  transport.Event
+}
+
+func (r *request) run() { r.b.serve(r.ctx, r.ev) }
+
 func (b *Bot) serve(ctx context.Context, ev transport.Event) {
 	// A request already taken is finished even during shutdown.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.Timeout)
+	base := b.requests // Run's context without its cancellation, made once
+	if base == nil {   // a bot that was not Run (internal tests)
+		base = context.WithoutCancel(ctx)
+	}
+	rctx, cancel := context.WithTimeout(base, b.cfg.Timeout)
 	defer cancel()
 	b.reply(ev.Sender, b.handleRequest(rctx, ev)) // Handle, counted (metrics.go)
 }

@@ -36,6 +36,16 @@ type dispatcher struct {
 // maxFree bounds the queues kept for reuse.
 const maxFree = 256
 
+// job is one queued unit of work: a func (jobFunc), or a value that
+// carries what it needs itself (a request: no closure, and no copy of the
+// event moved to the heap beside it).
+type job interface{ run() }
+
+// jobFunc is a func as a job.
+type jobFunc func()
+
+func (f jobFunc) run() { f() }
+
 // drainJob is a key whose queue wants a drainer.
 type drainJob struct {
 	key string
@@ -49,7 +59,7 @@ type drainJob struct {
 const drainerIdle = 10 * time.Second
 
 type keyQueue struct {
-	jobs  []func() // jobs[head:] wait
+	jobs  []job // jobs[head:] wait
 	head  int
 	guest bool
 	told  bool // refused once since the queue was last empty
@@ -72,7 +82,12 @@ func newDispatcher(workers, perSender int) *dispatcher {
 		idle: make(chan drainJob), stopped: make(chan struct{})}
 }
 
-func (d *dispatcher) submit(key string, guest bool, job func()) admission {
+func (d *dispatcher) submit(key string, guest bool, fn func()) admission {
+	return d.submitJob(key, guest, jobFunc(fn))
+}
+
+// submitJob is submit for any job.
+func (d *dispatcher) submitJob(key string, guest bool, j job) admission {
 	d.mu.Lock()
 	q, running := d.queues[key]
 	if !running {
@@ -104,7 +119,7 @@ func (d *dispatcher) submit(key string, guest bool, job func()) admission {
 		clear(q.jobs[n:])
 		q.jobs, q.head = q.jobs[:n], 0
 	}
-	q.jobs = append(q.jobs, job)
+	q.jobs = append(q.jobs, j)
 	d.inFlight.Add(1)
 	d.mu.Unlock()
 	if !running {
@@ -176,7 +191,7 @@ func (d *dispatcher) drain(key string, q *keyQueue) {
 			d.mu.Unlock()
 			return
 		}
-		job := q.jobs[q.head]
+		j := q.jobs[q.head]
 		q.jobs[q.head] = nil
 		q.head++
 		d.mu.Unlock()
@@ -184,7 +199,7 @@ func (d *dispatcher) drain(key string, q *keyQueue) {
 			d.guestSem <- struct{}{}
 		}
 		d.sem <- struct{}{}
-		job()
+		j.run()
 		<-d.sem
 		d.mu.Lock()
 		if q.guest {
