@@ -92,7 +92,8 @@ func (p *Presence) put(h holder) {
 		*el.Value.(*holder) = h
 		p.order.MoveToBack(el)
 	} else {
-		p.byNick[h.key] = p.order.PushBack(&h)
+		entry := h // only a new entry escapes
+		p.byNick[h.key] = p.order.PushBack(&entry)
 	}
 	for range expirePerCall {
 		front := p.order.Front()
