@@ -62,7 +62,8 @@ type Line struct {
 // account, or an unidentified sender's nick, never a bare nick: see
 // Conn.Notice); Write finds the nick for it at the moment of writing.
 type Output interface {
-	// Write hands lines for key to the connection, in one write. held says
+	// Write hands lines for key to the connection, in one write (lines is
+	// the pacer's again once Write returns: not to be kept). held says
 	// the lines waited in the queue (the recipient was watched meanwhile,
 	// see Hold). It returns ErrGone when key has no nick any more (its
 	// lines are dropped), ErrNotYet when it cannot tell yet (retried
@@ -118,7 +119,11 @@ type recipient struct {
 	noRoom  bool      // ... and whether it was ErrNoRoom
 	readyAt time.Time // while waiting
 	idleAt  time.Time // when it last went idle (forgetting)
+	texts   []string  // write's scratch for the lines' texts, used while busy
 }
+
+// maxScratch bounds the texts a recipient keeps for its next write.
+const maxScratch = 8
 
 // Pacer queues lines per recipient and sends them round-robin: each turn
 // goes to the next recipient that may send, so a long list to one agent
@@ -300,11 +305,16 @@ func (p *Pacer) Run(ctx context.Context) {
 // write hands lines taken from r to the output and settles them; it
 // reports whether r has more lines queued.
 func (p *Pacer) write(r *recipient, lines []Line, held bool) (more bool) {
-	texts := make([]string, len(lines))
-	for i, l := range lines {
-		texts[i] = l.Text
+	texts := r.texts[:0] // r is busy: this writer's alone until settle
+	for _, l := range lines {
+		texts = append(texts, l.Text)
 	}
-	return p.settle(r, lines, p.out.Write(r.key, held, texts))
+	err := p.out.Write(r.key, held, texts)
+	if cap(texts) <= maxScratch {
+		clear(texts)
+		r.texts = texts[:0]
+	}
+	return p.settle(r, lines, err)
 }
 
 // takeUpTo picks, for the next recipient whose turn it is, as many of its
@@ -368,7 +378,8 @@ func (p *Pacer) takeFrom(r *recipient, now time.Time, max int) (lines []Line, he
 const heldAfter = 100 * time.Millisecond
 
 // settle records how the write of lines taken from r went, and puts r
-// back in turn if it has more (and says so).
+// back in turn if it has more (and says so). lines are the pacer's again:
+// once written, with no Done to call, they hold r's next lines.
 func (p *Pacer) settle(r *recipient, lines []Line, err error) (more bool) {
 	var fate []Line
 	var release, hold, delivered bool
@@ -393,6 +404,12 @@ func (p *Pacer) settle(r *recipient, lines []Line, err error) (more bool) {
 	case err == nil:
 		p.sent.Add(uint64(len(lines)))
 		fate, delivered = lines, true
+		if len(r.lines) == 0 && cap(lines) <= maxScratch && !hooked(lines) {
+			// Nothing to tell of these lines: their slice holds r's next
+			// ones (otherwise every reply's append allocates anew).
+			clear(lines)
+			r.lines, fate = lines[:0], nil
+		}
 	case errors.Is(err, ErrGone):
 		fate = append(lines, r.lines...)
 		p.departed += len(fate)
@@ -436,6 +453,16 @@ func (p *Pacer) settle(r *recipient, lines []Line, err error) (more bool) {
 	}
 	settle(fate, delivered)
 	return more
+}
+
+// hooked reports whether any of lines has a Done to call.
+func hooked(lines []Line) bool {
+	for _, l := range lines {
+		if l.Done != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func settle(lines []Line, delivered bool) {

@@ -85,8 +85,9 @@ func (p *Pacer) take() (target, line string, wait time.Duration) {
 	if len(lines) == 0 {
 		return "", "", wait
 	}
+	text := lines[0].Text // settle may take the slice back for r's next lines
 	p.settle(r, lines, nil)
-	return r.key, lines[0].Text, 0
+	return r.key, text, 0
 }
 
 // funcOutput is an Output whose writes go to write, every line for key
@@ -615,11 +616,11 @@ func TestPacerBatches(t *testing.T) {
 		if r == nil {
 			return "", "", wait
 		}
-		p.settle(r, lines, nil)
 		var texts []string
 		for _, l := range lines {
 			texts = append(texts, l.Text)
 		}
+		p.settle(r, lines, nil) // the pacer's again
 		return r.key, strings.Join(texts, ","), wait
 	}
 	if target, lines, _ := batch(); target != "alice" || lines != "a0,a1,a2,a3,a4" {
