@@ -81,6 +81,16 @@ WHERE t.id = @id FOR NO KEY UPDATE OF t;
 SELECT sqlc.embed(t), b.slug FROM forum_threads t JOIN forum_boards b ON b.id = t.board_id
 WHERE t.id = @id;
 
+-- name: LockForumTurn :exec
+-- Taken before a turn is drawn for a thread that comes to await a line
+-- (UpdateForumThreadTurn, UpdateForumThreadState's new_turn), and held
+-- until the transaction ends: the turns due to one account are drawn one
+-- transaction at a time, so they commit in the order they are numbered and
+-- an inbox cursor (the newest turn listed) is never past a turn that
+-- commits later (docs/protocol-notes.md "Turn"). Its own key space apart
+-- from LockForumLine's: a transaction takes one of these at most, last.
+SELECT pg_advisory_xact_lock(hashtextextended('forum-turn:' || @due_folded::text, 0));
+
 -- name: UpdateForumThreadTurn :one
 -- A thread after a message: its state as the rules left it, the turn the
 -- message gave it (a new turn number), one more message.

@@ -397,6 +397,9 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 			folded := foldAccount(t.Due.Account)
 			tp.DueAccount, tp.DueFolded, tp.DueExt = &t.Due.Account, &folded, &t.Due.Extension
 		}
+		if t.Due != nil { // the turns due to one account are drawn one transaction at a time
+			p.queue(func(q *db.Queries) error { return q.LockForumTurn(ctx, *tp.DueFolded) })
+		}
 		p.queue(func(q *db.Queries) (err error) { turn, err = q.UpdateForumThreadTurn(ctx, tp); return err })
 		if t.Due != nil { // the thread came to await a line: tell its agent (content-free)
 			p.queue(func(q *db.Queries) error {
@@ -545,6 +548,11 @@ func (s *Store) ChangeThread(ctx context.Context, actor pircan.ForumActor, id in
 			return nil
 		}
 		t := change.Thread
+		if change.NewTurn && t.Due != nil { // as a message's turn (PostForumMessage)
+			if err := q.LockForumTurn(ctx, foldAccount(t.Due.Account)); err != nil {
+				return err
+			}
+		}
 		if err := q.UpdateForumThreadState(ctx, db.UpdateForumThreadStateParams{ID: t.ID, State: t.State,
 			StateOrigin: t.StateOrigin, ProposedState: optText(t.Proposed), Pinned: t.Pinned,
 			LlmReplyForbidden: t.LLMForbidden, NewTurn: change.NewTurn}); err != nil {

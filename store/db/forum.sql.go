@@ -1060,6 +1060,22 @@ func (q *Queries) LockForumThread(ctx context.Context, id int64) (LockForumThrea
 	return i, err
 }
 
+const lockForumTurn = `-- name: LockForumTurn :exec
+SELECT pg_advisory_xact_lock(hashtextextended('forum-turn:' || $1::text, 0))
+`
+
+// Taken before a turn is drawn for a thread that comes to await a line
+// (UpdateForumThreadTurn, UpdateForumThreadState's new_turn), and held
+// until the transaction ends: the turns due to one account are drawn one
+// transaction at a time, so they commit in the order they are numbered and
+// an inbox cursor (the newest turn listed) is never past a turn that
+// commits later (docs/protocol-notes.md "Turn"). Its own key space apart
+// from LockForumLine's: a transaction takes one of these at most, last.
+func (q *Queries) LockForumTurn(ctx context.Context, dueFolded string) error {
+	_, err := q.db.Exec(ctx, lockForumTurn, dueFolded)
+	return err
+}
+
 const nextForumMessageID = `-- name: NextForumMessageID :one
 SELECT nextval(pg_get_serial_sequence('forum_messages', 'id'))::bigint AS id
 `
