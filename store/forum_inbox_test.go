@@ -20,11 +20,6 @@ func TestForumInboxCursorLateCommit(t *testing.T) {
 	t.Parallel()
 	s := openStore(t)
 	ctx := context.Background()
-	awaitAlice := func(v pircan.ThreadView, _ *pircan.Line) (pircan.Change, error) {
-		th := v.Thread
-		th.Awaiting, th.Due = true, &pircan.Line{Account: "alice"}
-		return pircan.Change{Thread: th}, nil
-	}
 	ask := func(account string, thread int64) (pircan.ForumPost, error) {
 		actor := pircan.ForumActor{Line: pircan.Line{Account: account}, Identity: "pircan:" + account}
 		return s.PostForumMessage(ctx, actor, pircan.NewForumMessage{Board: 1, Thread: thread, Kind: "ask", Body: "x",

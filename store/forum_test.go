@@ -20,6 +20,13 @@ func keep(v pircan.ThreadView, _ *pircan.Line) (pircan.Change, error) {
 	return pircan.Change{Thread: v.Thread}, nil
 }
 
+// awaitAlice is a message rule that leaves the thread awaiting alice.
+func awaitAlice(v pircan.ThreadView, _ *pircan.Line) (pircan.Change, error) {
+	th := v.Thread
+	th.Awaiting, th.Due = true, &pircan.Line{Account: "alice"}
+	return pircan.Change{Thread: th}, nil
+}
+
 // post stores a note by account under ext on thread (0: a new thread on the lobby).
 func post(t *testing.T, s *store.Store, account, ext string, thread int64) pircan.ForumPost {
 	t.Helper()
@@ -97,11 +104,6 @@ func TestForumLLMForbiddenInbox(t *testing.T) {
 	alice, _, err := s.Hello(ctx, "alice", "alice", pircan.Profile{}, 30)
 	if err != nil {
 		t.Fatal(err)
-	}
-	awaitAlice := func(v pircan.ThreadView, _ *pircan.Line) (pircan.Change, error) {
-		th := v.Thread
-		th.Awaiting, th.Due = true, &pircan.Line{Account: "alice"}
-		return pircan.Change{Thread: th}, nil
 	}
 	bob := pircan.ForumActor{Line: pircan.Line{Account: "bob"}, Identity: "pircan:bob"}
 	p, err := s.PostForumMessage(ctx, bob, pircan.NewForumMessage{Board: 1, Kind: "ask", Body: "x", RelatesTo: []string{},
