@@ -477,24 +477,25 @@ func (b *Bot) presenceLost(ctx context.Context) {
 	})
 }
 
-// request is one request as the dispatcher queues it.
+// request is one request as the dispatcher queues it, and its context
+// while it runs (one allocation for both).
 type request struct {
-	b   *Bot
-	ctx context.Context
-	ev  transport.Event
+	b    *Bot
+	ctx  context.Context
+	ev   transport.Event
+	rctx requestCtx
 }
 
-func (r *request) run() { r.b.serve(r.ctx, r.ev) }
-
-func (b *Bot) serve(ctx context.Context, ev transport.Event) {
+func (r *request) run() {
+	b := r.b
 	// A request already taken is finished even during shutdown.
 	base := b.requests // Run's context without its cancellation, made once
 	if base == nil {   // a bot that was not Run (internal tests)
-		base = context.WithoutCancel(ctx)
+		base = context.WithoutCancel(r.ctx)
 	}
-	rctx, cancel := context.WithTimeout(base, b.cfg.Timeout)
-	defer cancel()
-	b.reply(ev.Sender, b.handleRequest(rctx, ev)) // Handle, counted (metrics.go)
+	r.rctx = requestCtx{parent: base, deadline: time.Now().Add(b.cfg.Timeout)}
+	defer r.rctx.release()
+	b.reply(r.ev.Sender, b.handleRequest(&r.rctx, r.ev)) // Handle, counted (metrics.go)
 }
 
 // reply queues replies for to: its account when it has one (the nick is
