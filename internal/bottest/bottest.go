@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -134,10 +136,14 @@ var FastPacing = transport.PacerConfig{Burst: 1000, PerSecond: 1000, GlobalBurst
 type Options struct {
 	Limits pircan.Limits // zero: the spec's defaults
 	Pacing transport.PacerConfig
-	DSN    string          // empty: a fresh database
-	Lobby  string          // empty: a lobby of its own, so bots under test never meet
-	Net    *ircnet.Network // nil: the shared network of Kind
-	Kind   ircnet.Kind     // zero: InspIRCd
+	DSN    string // empty: a fresh database
+	// PoolConns is the bot's pool size (zero: TestPoolConns). The suite
+	// runs dozens of bots at once against one server's max_connections;
+	// a benchmark of throughput asks for store.DefaultPoolConns.
+	PoolConns int
+	Lobby     string          // empty: a lobby of its own, so bots under test never meet
+	Net       *ircnet.Network // nil: the shared network of Kind
+	Kind      ircnet.Kind     // zero: InspIRCd
 	// Log, when set, also receives every log line of the bot, at debug level.
 	Log io.Writer
 	// HTTPAddr, when set (127.0.0.1:0 for a free port), serves the bot's
@@ -232,6 +238,24 @@ func StartReplica(t testing.TB, primary *Bot, o Options) *Bot {
 	return launch(t, primary.Net, Unique("replica"), "", o)
 }
 
+// TestPoolConns is a test bot's pool size: pgxpool's own default on two
+// cores, which the suite ran with before pools defaulted to
+// store.DefaultPoolConns (its peak was then ~90 connections).
+const TestPoolConns = 4
+
+// withPoolConns is dsn with its pool size set (Bot.DSN stays the plain URL,
+// which pgx.Connect and pgbench take).
+func withPoolConns(t testing.TB, dsn string, n int) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("database URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", strconv.Itoa(n))
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // launch builds and runs a bot; it is stopped when the test ends.
 func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *Bot {
 	t.Helper()
@@ -249,8 +273,11 @@ func launch(t testing.TB, n *ircnet.Network, nick, password string, o Options) *
 	if o.Pacing.Burst == 0 {
 		o.Pacing = transport.DefaultPacing
 	}
+	if o.PoolConns == 0 {
+		o.PoolConns = TestPoolConns
+	}
 	cfg := pircanbot.Config{
-		DatabaseURL:       o.DSN,
+		DatabaseURL:       withPoolConns(t, o.DSN, o.PoolConns),
 		MetricsAddr:       o.MetricsAddr,
 		Limits:            o.Limits,
 		NoIRC:             o.NoIRC,

@@ -17,6 +17,7 @@ import (
 	"github.com/creatimus/pircan/internal/bottest"
 	"github.com/creatimus/pircan/internal/latency"
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store"
 )
 
 // BenchmarkSendInboxPgbench is issue 24's target 5 (BENCHMARKS.md "Issue
@@ -47,7 +48,7 @@ func BenchmarkSendInboxPgbench(b *testing.B) {
 	limits.RegistrationsHour = 1_000_000
 	pacing := bottest.FastPacing
 	pacing.GlobalBurst, pacing.GlobalRate = 1_000_000, 1_000_000
-	bot := bottest.Start(b, bottest.Options{Limits: limits, Pacing: pacing})
+	bot := bottest.Start(b, bottest.Options{Limits: limits, Pacing: pacing, PoolConns: store.DefaultPoolConns})
 	const p = 50
 	pairs := agreedPairs(b, bot, p)
 

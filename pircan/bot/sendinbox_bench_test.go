@@ -20,6 +20,7 @@ import (
 	"github.com/creatimus/pircan/internal/ircnet"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/irc"
+	"github.com/creatimus/pircan/store"
 )
 
 // BenchmarkSendInbox measures direct messages end to end over the real
@@ -74,7 +75,7 @@ func BenchmarkSendInbox(b *testing.B) {
 	limits.RegistrationsHour = 1_000_000
 	pacing := bottest.FastPacing
 	pacing.GlobalBurst, pacing.GlobalRate = 1_000_000, 1_000_000
-	bot := bottest.Start(b, bottest.Options{Limits: limits, Pacing: pacing})
+	bot := bottest.Start(b, bottest.Options{Limits: limits, Pacing: pacing, PoolConns: store.DefaultPoolConns})
 
 	counts := []int{1, 10, 50}
 	pairs := agreedPairs(b, bot, slices.Max(counts))
