@@ -1,10 +1,11 @@
 -- name: LockMessageAgreement :one
 -- The active agreement that lets a and b exchange messages, locked so that
--- budgets are counted without a race.
+-- budgets are counted without a race: the same row for every sender of the
+-- pair (id breaks a tie of expiries, so two senders never lock two rows).
 SELECT id FROM agreements
 WHERE ((requester = @a AND target = @b) OR (requester = @b AND target = @a))
   AND revoked_at IS NULL AND expires_at > now() AND 'message' = ANY (scopes)
-ORDER BY expires_at DESC LIMIT 1
+ORDER BY expires_at DESC, id DESC LIMIT 1
 FOR UPDATE;
 
 -- name: MessageForReply :one

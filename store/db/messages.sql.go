@@ -25,7 +25,7 @@ const lockMessageAgreement = `-- name: LockMessageAgreement :one
 SELECT id FROM agreements
 WHERE ((requester = $1 AND target = $2) OR (requester = $2 AND target = $1))
   AND revoked_at IS NULL AND expires_at > now() AND 'message' = ANY (scopes)
-ORDER BY expires_at DESC LIMIT 1
+ORDER BY expires_at DESC, id DESC LIMIT 1
 FOR UPDATE
 `
 
@@ -35,7 +35,8 @@ type LockMessageAgreementParams struct {
 }
 
 // The active agreement that lets a and b exchange messages, locked so that
-// budgets are counted without a race.
+// budgets are counted without a race: the same row for every sender of the
+// pair (id breaks a tie of expiries, so two senders never lock two rows).
 func (q *Queries) LockMessageAgreement(ctx context.Context, arg LockMessageAgreementParams) (string, error) {
 	row := q.db.QueryRow(ctx, lockMessageAgreement, arg.A, arg.B)
 	var id string
