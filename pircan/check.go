@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -43,21 +44,91 @@ type Arg struct {
 	HasRange bool
 	Default  *int
 	Enum     []string
+	// Type is the field's Go type (a pointer, nil when not given).
+	Type reflect.Type
+	// index is the field's place in its struct (embedded structs' fields
+	// deeper: reflect's FieldByIndex).
+	index []int
 }
 
-// ArgsOf lists the arguments of an argument struct, in field order.
+// ArgsOf lists the arguments of an argument struct, in field order, the
+// fields of embedded structs in the place of the embedding.
 func ArgsOf(args any) []Arg {
 	t := reflect.TypeOf(args)
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	out := make([]Arg, 0, t.NumField())
+	return argsOfType(t)
+}
+
+// argsByType caches argsOfType: an operation's arguments are checked on
+// every call, and their tags never change.
+var argsByType sync.Map // reflect.Type -> []Arg
+
+// argsOfType is the one walk over an argument struct that every reader of
+// the tags (checks, decoders, schemas, HELP) shares. An embedded struct
+// is flattened; its own check tag holds options for its fields, each
+// prefixed by the field's name ("limit.default=10": this list's page is
+// 10 long unless asked).
+func argsOfType(t reflect.Type) []Arg {
+	if cached, ok := argsByType.Load(t); ok {
+		return cached.([]Arg)
+	}
+	args := collectArgs(t, nil, nil)
+	argsByType.Store(t, args)
+	return args
+}
+
+func collectArgs(t reflect.Type, at []int, extra map[string][]string) []Arg {
+	var out []Arg
 	for i := 0; i < t.NumField(); i++ {
-		if sp, ok := specOf(t.Field(i)); ok {
+		f := t.Field(i)
+		index := append(slices.Clip(at), i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			opts := embeddedOptions(f)
+			inner := collectArgs(f.Type, index, opts)
+			for name := range opts {
+				if !slices.ContainsFunc(inner, func(a Arg) bool { return a.Name == name }) {
+					panic(fmt.Sprintf("pircan: embedded %s: no argument %q for its check options", f.Name, name))
+				}
+			}
+			out = append(out, inner...)
+			continue
+		}
+		if sp, ok := specOf(f, extra); ok {
+			sp.index = index
 			out = append(out, sp)
 		}
 	}
 	return out
+}
+
+// embeddedOptions reads an embedded struct's check tag: options for its
+// fields, by their argument names.
+func embeddedOptions(f reflect.StructField) map[string][]string {
+	tag := f.Tag.Get("check")
+	if tag == "" {
+		return nil
+	}
+	extra := map[string][]string{}
+	for _, opt := range strings.Split(tag, ",") {
+		field, o, ok := strings.Cut(opt, ".")
+		if !ok {
+			panic(fmt.Sprintf("pircan: embedded %s: check option %q names no field (field.option)", f.Name, opt))
+		}
+		extra[field] = append(extra[field], o)
+	}
+	return extra
+}
+
+// argNamed is the argument of the struct type t that a JSON key names.
+func argNamed(t reflect.Type, key string) (Arg, bool) {
+	for _, a := range argsOfType(t) {
+		if a.Name == key {
+			return a, true
+		}
+	}
+	return Arg{}, false
 }
 
 // SchemaLimits writes the range, default and enum of an argument into its
@@ -92,13 +163,14 @@ func (a Arg) Describe(sizes Sizes) string {
 	return a.Name
 }
 
-func specOf(f reflect.StructField) (Arg, bool) {
+func specOf(f reflect.StructField, extra map[string][]string) (Arg, bool) {
 	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 	if name == "" || name == "-" || !f.IsExported() {
 		return Arg{}, false
 	}
-	sp := Arg{Name: name}
-	for _, opt := range strings.Split(f.Tag.Get("check"), ",") {
+	sp := Arg{Name: name, Type: f.Type}
+	opts := append(strings.Split(f.Tag.Get("check"), ","), extra[name]...)
+	for _, opt := range opts {
 		key, val, _ := strings.Cut(opt, "=")
 		switch key {
 		case "":
@@ -168,13 +240,8 @@ func mustAtoi(f reflect.StructField, s string) int {
 // before any rule compares them.
 func checkArgs(args any, sizes Sizes) *Error {
 	v := reflect.ValueOf(args).Elem()
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		sp, ok := specOf(t.Field(i))
-		if !ok {
-			continue
-		}
-		f := v.Field(i)
+	for _, sp := range argsOfType(v.Type()) {
+		f := v.FieldByIndex(sp.index)
 		if f.Kind() != reflect.Pointer {
 			continue
 		}
@@ -182,10 +249,7 @@ func checkArgs(args any, sizes Sizes) *Error {
 			if sp.Required {
 				return FieldError(CodeInvalidArgument, sp.Name, "%q is required.", sp.Name)
 			}
-			if sp.Default != nil && f.Type().Elem().Kind() == reflect.Int {
-				d := *sp.Default
-				f.Set(reflect.ValueOf(&d))
-			}
+			sp.fillDefault(f)
 			continue
 		}
 		if s := f.Elem(); sp.ID && s.Kind() == reflect.String && CanonicalID(s.String()) != s.String() {
@@ -199,6 +263,14 @@ func checkArgs(args any, sizes Sizes) *Error {
 		}
 	}
 	return nil
+}
+
+// fillDefault sets an absent whole number (f, a nil *int) to its default.
+func (sp Arg) fillDefault(f reflect.Value) {
+	if sp.Default != nil && f.Type().Elem().Kind() == reflect.Int {
+		d := *sp.Default
+		f.Set(reflect.ValueOf(&d))
+	}
 }
 
 func (sp Arg) check(v reflect.Value, sizes Sizes) *Error {
@@ -263,12 +335,6 @@ func checkMessageText(field, s string, sizes Sizes) *Error {
 var Lengths = map[string]int{
 	"capability": MaxCapability,
 }
-
-// MaxPage is the most items one page of a list holds, on every face.
-const MaxPage = 10
-
-// MaxOffset is the furthest a list's page may start, on every face.
-const MaxOffset = 10000
 
 // Ranges are the number ranges that check tags name (range=@name), so that
 // a face's own argument struct (IRC's TASKS) holds the core's range.

@@ -64,14 +64,14 @@ func DecodeArgs(obj map[string]json.RawMessage, dst any, what string) *Error {
 	slices.Sort(keys)
 	for _, key := range keys {
 		raw := obj[key]
-		idx := fieldIndex(t, key)
-		if idx < 0 {
+		arg, ok := argNamed(t, key)
+		if !ok {
 			return FieldError(CodeInvalidArgument, key, "Unknown field %q for %s.", key, what)
 		}
 		if IsNull(raw) {
 			continue
 		}
-		f := v.Field(idx)
+		f := v.FieldByIndex(arg.index)
 		if err := json.Unmarshal(raw, f.Addr().Interface()); err != nil {
 			return FieldError(CodeInvalidArgument, key, "%q must be %s.", key, kindName(f.Type()))
 		}
@@ -81,18 +81,6 @@ func DecodeArgs(obj map[string]json.RawMessage, dst any, what string) *Error {
 
 // IsNull reports whether raw is JSON null.
 func IsNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
-
-// fieldIndex finds the struct field whose json tag names key; fields
-// without a usable tag are never reachable.
-func fieldIndex(t reflect.Type, key string) int {
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" && name == key && t.Field(i).IsExported() {
-			return i
-		}
-	}
-	return -1
-}
 
 func kindName(t reflect.Type) string {
 	if t.Kind() == reflect.Pointer {

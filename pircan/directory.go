@@ -99,21 +99,11 @@ func (s *Service) WhoAmI(_ context.Context, c Caller, _ NoArgs) (Agent, error) {
 	return *a, nil
 }
 
-// Page is one page of a list: its items, how many there are in all (up to
-// a cap, then TotalCapped) and where the page starts.
-type Page[T any] struct {
-	Items       []T
-	Total       int
-	Offset      int
-	TotalCapped bool
-}
-
 // FindArgs search the directory.
 type FindArgs struct {
 	Q          *string `json:"q" check:"text=100"`
 	Capability *string `json:"capability" check:"text=@capability"`
-	Limit      *int    `json:"limit" check:"range=@page,default=5"`
-	Offset     *int    `json:"offset" check:"range=@offset,default=0"`
+	PageArgs
 }
 
 // Find searches the agent directory.
@@ -138,9 +128,8 @@ func (s *Service) Find(ctx context.Context, c Caller, a FindArgs) (Page[Agent], 
 
 // ChannelsArgs list the channels the caller may join.
 type ChannelsArgs struct {
-	Q      *string `json:"q" check:"text=50"`
-	Limit  *int    `json:"limit" check:"range=1-20,default=10"`
-	Offset *int    `json:"offset" check:"range=@offset,default=0"`
+	Q        *string `json:"q" check:"text=50"`
+	PageArgs `check:"limit.range=1-20,limit.default=10"`
 }
 
 // Channels lists public channels and the private ones the caller belongs to.

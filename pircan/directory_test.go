@@ -227,7 +227,7 @@ func TestFind(t *testing.T) {
 	for _, it := range p.Items {
 		seen[it.ID] = true
 	}
-	p = find(pircan.FindArgs{Capability: sp(word), Offset: ip(def), Limit: ip(pircan.ArgNamed(pircan.FindArgs{}, "limit").Max)})
+	p = find(pircan.FindArgs{Capability: sp(word), PageArgs: pircan.PageArgs{Offset: ip(def), Limit: ip(pircan.ArgNamed(pircan.FindArgs{}, "limit").Max)}})
 	if len(p.Items) != 8-def || p.Offset != def {
 		t.Fatalf("second page: %+v", p)
 	}
@@ -236,10 +236,10 @@ func TestFind(t *testing.T) {
 			t.Errorf("pages overlap at %s", it.ID)
 		}
 	}
-	if p = find(pircan.FindArgs{Capability: sp(word), Offset: ip(50)}); len(p.Items) != 0 || p.Total != 8 {
+	if p = find(pircan.FindArgs{Capability: sp(word), PageArgs: pircan.PageArgs{Offset: ip(50)}}); len(p.Items) != 0 || p.Total != 8 {
 		t.Fatalf("past the end: %+v", p)
 	}
-	if p = find(pircan.FindArgs{Capability: sp(word), Limit: ip(1)}); len(p.Items) != 1 {
+	if p = find(pircan.FindArgs{Capability: sp(word), PageArgs: pircan.PageArgs{Limit: ip(1)}}); len(p.Items) != 1 {
 		t.Fatalf("limit 1: %+v", p)
 	}
 
@@ -251,10 +251,10 @@ func TestFind(t *testing.T) {
 		code  pircan.Code
 		field string
 	}{
-		{"limit low", pircan.FindArgs{Limit: ip(limit.Min - 1)}, pircan.CodeInvalidArgument, "limit"},
-		{"limit high", pircan.FindArgs{Limit: ip(limit.Max + 1)}, pircan.CodeInvalidArgument, "limit"},
-		{"offset low", pircan.FindArgs{Offset: ip(offset.Min - 1)}, pircan.CodeInvalidArgument, "offset"},
-		{"offset high", pircan.FindArgs{Offset: ip(offset.Max + 1)}, pircan.CodeInvalidArgument, "offset"},
+		{"limit low", pircan.FindArgs{PageArgs: pircan.PageArgs{Limit: ip(limit.Min - 1)}}, pircan.CodeInvalidArgument, "limit"},
+		{"limit high", pircan.FindArgs{PageArgs: pircan.PageArgs{Limit: ip(limit.Max + 1)}}, pircan.CodeInvalidArgument, "limit"},
+		{"offset low", pircan.FindArgs{PageArgs: pircan.PageArgs{Offset: ip(offset.Min - 1)}}, pircan.CodeInvalidArgument, "offset"},
+		{"offset high", pircan.FindArgs{PageArgs: pircan.PageArgs{Offset: ip(offset.Max + 1)}}, pircan.CodeInvalidArgument, "offset"},
 		{"long q", pircan.FindArgs{Q: sp(strings.Repeat("q", qMax+1))}, pircan.CodeTooLong, "q"},
 		{"control in q", pircan.FindArgs{Q: sp("a\x07")}, pircan.CodeInvalidArgument, "q"},
 		{"blank q", pircan.FindArgs{Q: sp("  ")}, pircan.CodeEmpty, "q"},
@@ -286,9 +286,9 @@ func TestChannelsAndJoin(t *testing.T) {
 		code  pircan.Code
 		field string
 	}{
-		{"limit high", pircan.ChannelsArgs{Limit: ip(limit.Max + 1)}, pircan.CodeInvalidArgument, "limit"},
-		{"limit low", pircan.ChannelsArgs{Limit: ip(limit.Min - 1)}, pircan.CodeInvalidArgument, "limit"},
-		{"offset", pircan.ChannelsArgs{Offset: ip(-1)}, pircan.CodeInvalidArgument, "offset"},
+		{"limit high", pircan.ChannelsArgs{PageArgs: pircan.PageArgs{Limit: ip(limit.Max + 1)}}, pircan.CodeInvalidArgument, "limit"},
+		{"limit low", pircan.ChannelsArgs{PageArgs: pircan.PageArgs{Limit: ip(limit.Min - 1)}}, pircan.CodeInvalidArgument, "limit"},
+		{"offset", pircan.ChannelsArgs{PageArgs: pircan.PageArgs{Offset: ip(-1)}}, pircan.CodeInvalidArgument, "offset"},
 		{"long q", pircan.ChannelsArgs{Q: sp(strings.Repeat("q", qMax+1))}, pircan.CodeTooLong, "q"},
 	} {
 		_, err := svc.Channels(ctx, me, b.args)

@@ -60,7 +60,7 @@ func decodeForum(obj map[string]json.RawMessage, v reflect.Value, prefix string)
 	for _, key := range keys {
 		name := prefix + key
 		raw := obj[key]
-		f, ok := forumField(v, key)
+		arg, ok := argNamed(v.Type(), key)
 		if !ok {
 			switch {
 			case slices.Contains(ServerSetFields, name):
@@ -71,6 +71,7 @@ func decodeForum(obj map[string]json.RawMessage, v reflect.Value, prefix string)
 		if IsNull(raw) {
 			continue
 		}
+		f := v.FieldByIndex(arg.index)
 		if f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Struct {
 			inner, err := DecodeObject(raw)
 			if err != nil {
@@ -132,24 +133,6 @@ func decodeObjects(raw json.RawMessage, elem reflect.Type, name string) (reflect
 // reflectValue is the struct a pointer points to, for checkForumValue.
 func reflectValue(p any) reflect.Value { return reflect.ValueOf(p).Elem() }
 
-// forumField is the field of v (or of a struct embedded in it) that key names.
-func forumField(v reflect.Value, key string) (reflect.Value, bool) {
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
-			if f, ok := forumField(v.Field(i), key); ok {
-				return f, true
-			}
-			continue
-		}
-		if n, _, _ := strings.Cut(sf.Tag.Get("json"), ","); n == key && n != "" && n != "-" && sf.IsExported() {
-			return v.Field(i), true
-		}
-	}
-	return reflect.Value{}, false
-}
-
 func forumKindName(t reflect.Type) string {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -165,27 +148,6 @@ func forumKindName(t reflect.Type) string {
 	return kindName(t)
 }
 
-// ForumArgsOf lists an argument struct's arguments, embedded structs
-// flattened (the schemas of the forum's doors).
-func ForumArgsOf(args any) []Arg {
-	t := reflect.TypeOf(args)
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	var out []Arg
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
-			out = append(out, ForumArgsOf(reflect.New(sf.Type).Interface())...)
-			continue
-		}
-		if sp, ok := specOf(sf); ok {
-			out = append(out, sp)
-		}
-	}
-	return out
-}
-
 // checkForumArgs holds an argument struct (a pointer; embedded and nested
 // structs included) to its check tags with the forum's words, and fills
 // absent whole numbers that have a default.
@@ -194,18 +156,9 @@ func checkForumArgs(args any) *Error {
 }
 
 func checkForumValue(v reflect.Value, prefix string) *Error {
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		f := v.Field(i)
-		if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
-			if err := checkForumValue(f, prefix); err != nil {
-				return err
-			}
-			continue
-		}
-		sp, ok := specOf(sf)
-		if !ok || f.Kind() != reflect.Pointer {
+	for _, sp := range argsOfType(v.Type()) {
+		f := v.FieldByIndex(sp.index)
+		if f.Kind() != reflect.Pointer {
 			continue
 		}
 		name := prefix + sp.Name
@@ -213,10 +166,7 @@ func checkForumValue(v reflect.Value, prefix string) *Error {
 			if sp.Required {
 				return invalidBody(name, RuleRequired, "%q is required.", name)
 			}
-			if sp.Default != nil && f.Type().Elem().Kind() == reflect.Int {
-				d := *sp.Default
-				f.Set(reflect.ValueOf(&d))
-			}
+			sp.fillDefault(f)
 			continue
 		}
 		e := f.Elem()

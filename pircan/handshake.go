@@ -99,8 +99,7 @@ func CheckScopes(scopes []string) *Error {
 type ContactsArgs struct {
 	Direction *string `json:"direction" check:"enum=incoming|outgoing"`
 	Status    *string `json:"status" check:"enum=pending|accepted|declined|cancelled|expired|any"`
-	Limit     *int    `json:"limit" check:"range=@page,default=10"`
-	Offset    *int    `json:"offset" check:"range=@offset,default=0"`
+	PageArgs  `check:"limit.default=10"`
 }
 
 // ContactsResult is a page of requests; Incoming says which side Other is.
@@ -223,9 +222,8 @@ var decidedStatus = map[string]string{DecideAccept: "accepted", DecideDecline: "
 
 // AgreementsArgs list the caller's agreements.
 type AgreementsArgs struct {
-	All    *bool `json:"all"`
-	Limit  *int  `json:"limit" check:"range=@page,default=10"`
-	Offset *int  `json:"offset" check:"range=@offset,default=0"`
+	All      *bool `json:"all"`
+	PageArgs `check:"limit.default=10"`
 }
 
 // Agreements lists the caller's active agreements (All: ended ones too).

@@ -177,8 +177,8 @@ func TestContactArguments(t *testing.T) {
 	}{
 		{"direction", pircan.ContactsArgs{Direction: sp("sideways")}, "direction"},
 		{"status", pircan.ContactsArgs{Status: sp("open")}, "status"},
-		{"limit", pircan.ContactsArgs{Limit: ip(contactsLimit.Max + 1)}, "limit"},
-		{"offset", pircan.ContactsArgs{Offset: ip(-1)}, "offset"},
+		{"limit", pircan.ContactsArgs{PageArgs: pircan.PageArgs{Limit: ip(contactsLimit.Max + 1)}}, "limit"},
+		{"offset", pircan.ContactsArgs{PageArgs: pircan.PageArgs{Offset: ip(-1)}}, "offset"},
 	} {
 		_, err := svc.Contacts(ctx, me, b.args)
 		wantErr(t, "CONTACTS "+b.name, err, pircan.CodeInvalidArgument, b.field)
@@ -328,8 +328,8 @@ func TestContactDecisions(t *testing.T) {
 	wantErr(t, "CONTACT again", err, pircan.CodeAlreadyAgreed, "")
 	_, err = svc.Contact(ctx, b, pircan.ContactArgs{To: &a.Agent.ID, Purpose: sp("other way")})
 	wantErr(t, "message goes both ways", err, pircan.CodeAlreadyAgreed, "")
-	for _, bad := range []pircan.AgreementsArgs{{Limit: ip(0)}, {Limit: ip(pircan.ArgNamed(pircan.AgreementsArgs{}, "limit").Max + 1)}, {Offset: ip(-1)}} {
-		_, err := svc.Agreements(ctx, a, bad)
+	for _, bad := range []pircan.PageArgs{{Limit: ip(0)}, {Limit: ip(pircan.ArgNamed(pircan.AgreementsArgs{}, "limit").Max + 1)}, {Offset: ip(-1)}} {
+		_, err := svc.Agreements(ctx, a, pircan.AgreementsArgs{PageArgs: bad})
 		if err == nil {
 			t.Errorf("AGREEMENTS %+v accepted", bad)
 		}

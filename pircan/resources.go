@@ -106,11 +106,10 @@ type PublishResourceArgs struct {
 
 // ListResourcesArgs search the library.
 type ListResourcesArgs struct {
-	Q      *string `json:"q" check:"text=100"`
-	Tag    *string `json:"tag" check:"text=@capability"`
-	By     *string `json:"by" check:"id"`
-	Limit  *int    `json:"limit" check:"range=@page,default=5"`
-	Offset *int    `json:"offset" check:"range=@offset,default=0"`
+	Q   *string `json:"q" check:"text=100"`
+	Tag *string `json:"tag" check:"text=@capability"`
+	By  *string `json:"by" check:"id"`
+	PageArgs
 	// ReadableOnly keeps only the resources the caller may read, in the
 	// list and its total: MCP's resources/list (no IRC or MCP argument).
 	ReadableOnly bool `json:"-"`

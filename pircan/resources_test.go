@@ -41,7 +41,7 @@ func agreeScopes(t *testing.T, svc *pircan.Service, from, to pircan.Caller, scop
 func readable(t *testing.T, svc *pircan.Service, viewer pircan.Caller, r pircan.Resource) bool {
 	t.Helper()
 	by := r.By.AgentID
-	page, err := svc.Resources(t.Context(), viewer, pircan.ListResourcesArgs{By: &by, Limit: ip(10)})
+	page, err := svc.Resources(t.Context(), viewer, pircan.ListResourcesArgs{By: &by, PageArgs: pircan.PageArgs{Limit: ip(10)}})
 	must(t, err)
 	i := slices.IndexFunc(page.Items, func(x pircan.Resource) bool { return x.ID == r.ID })
 	if i < 0 {
@@ -235,7 +235,7 @@ func TestResourceList(t *testing.T) {
 		return out
 	}
 	newest := []string{ids[2], ids[1], ids[0]}
-	if got := list(pircan.ListResourcesArgs{Limit: ip(10)}); !slices.Equal(got, newest) {
+	if got := list(pircan.ListResourcesArgs{PageArgs: pircan.PageArgs{Limit: ip(10)}}); !slices.Equal(got, newest) {
 		t.Errorf("by, newest first: %v, want %v", got, newest)
 	}
 	if got := list(pircan.ListResourcesArgs{Q: sp(strings.ToUpper(word))}); !slices.Equal(got, []string{ids[1], ids[0]}) {
@@ -250,7 +250,7 @@ func TestResourceList(t *testing.T) {
 	if got := list(pircan.ListResourcesArgs{Q: sp("%")}); len(got) != 0 {
 		t.Errorf("q's %% is a character, not a wildcard: %v", got)
 	}
-	if got := list(pircan.ListResourcesArgs{Limit: ip(1), Offset: ip(1)}); !slices.Equal(got, []string{ids[1]}) {
+	if got := list(pircan.ListResourcesArgs{PageArgs: pircan.PageArgs{Limit: ip(1), Offset: ip(1)}}); !slices.Equal(got, []string{ids[1]}) {
 		t.Errorf("limit/offset: %v", got)
 	}
 }

@@ -81,8 +81,7 @@ type SendTaskArgs struct {
 type ListTasksArgs struct {
 	Direction *string `json:"direction" check:"enum=incoming|outgoing"`
 	Status    *string `json:"status" check:"enum=open|completed|failed|rejected|canceled|any"`
-	Limit     *int    `json:"limit" check:"range=@page,default=5"`
-	Offset    *int    `json:"offset" check:"range=@offset,default=0"`
+	PageArgs
 	// Filters only A2A's ListTasks offers (no IRC or MCP argument): the
 	// other party, the agreement (A2A's contextId), a last change at or
 	// after a time. The total counts what they keep.

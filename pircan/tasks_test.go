@@ -233,11 +233,11 @@ func TestCompleteTask(t *testing.T) {
 	if err != nil || out.Total != 3 || out.Incoming || out.Items[0].ID != first.ID || out.Items[2].ID != second.ID {
 		t.Fatalf("outgoing, default any: %+v %v", out, err)
 	}
-	page, err := svc.Tasks(ctx, a, pircan.ListTasksArgs{Direction: sp("outgoing"), Status: sp("rejected"), Limit: ip(1)})
+	page, err := svc.Tasks(ctx, a, pircan.ListTasksArgs{Direction: sp("outgoing"), Status: sp("rejected"), PageArgs: pircan.PageArgs{Limit: ip(1)}})
 	if err != nil || page.Total != 1 || page.Items[0].ID != second.ID {
 		t.Fatalf("outgoing rejected: %+v %v", page, err)
 	}
-	past, err := svc.Tasks(ctx, a, pircan.ListTasksArgs{Direction: sp("outgoing"), Offset: ip(5)})
+	past, err := svc.Tasks(ctx, a, pircan.ListTasksArgs{Direction: sp("outgoing"), PageArgs: pircan.PageArgs{Offset: ip(5)}})
 	if err != nil || past.Total != 3 || len(past.Items) != 0 {
 		t.Fatalf("past the end: %+v %v", past, err)
 	}

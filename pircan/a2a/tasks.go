@@ -239,7 +239,7 @@ func listTasks(ctx context.Context, f *Face, c pircan.Caller, agentID string, ra
 		return page, nil // a contextId PIRCAN never gave names no task
 	}
 	dir, limit := "outgoing", min(size, pircan.MaxPage)
-	a := pircan.ListTasksArgs{Direction: &dir, Status: &status, Limit: &limit, Offset: &offset, With: &agentID}
+	a := pircan.ListTasksArgs{Direction: &dir, Status: &status, PageArgs: pircan.PageArgs{Limit: &limit, Offset: &offset}, With: &agentID}
 	if p.ContextID != "" {
 		a.AgreementID = &p.ContextID
 	}

@@ -19,7 +19,7 @@ type tasksArgs struct {
 // openTasks lists the caller's open incoming tasks.
 func openTasks(s *pircan.Service, ctx context.Context, c pircan.Caller, a tasksArgs) (pircan.TasksResult, error) {
 	direction, status := "incoming", pircan.TaskOpen
-	return s.Tasks(ctx, c, pircan.ListTasksArgs{Direction: &direction, Status: &status, Limit: a.Limit})
+	return s.Tasks(ctx, c, pircan.ListTasksArgs{Direction: &direction, Status: &status, PageArgs: pircan.PageArgs{Limit: a.Limit}})
 }
 
 // renderTasks renders each task in its TASK and TASK-MORE lines, then

@@ -106,7 +106,7 @@ func (f *Face) resourcePage(ctx context.Context, extra *sdk.RequestExtra, offset
 		return pircan.Page[pircan.Resource]{}, err
 	}
 	limit := listPage // the args are the operation's to fill in
-	return f.core.Resources(ctx, c, pircan.ListResourcesArgs{Limit: &limit, Offset: &offset, ReadableOnly: true})
+	return f.core.Resources(ctx, c, pircan.ListResourcesArgs{PageArgs: pircan.PageArgs{Limit: &limit, Offset: &offset}, ReadableOnly: true})
 }
 
 func resourceDescription(r pircan.Resource) string {

@@ -3,7 +3,6 @@ package mcp
 import (
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -14,34 +13,10 @@ import (
 // inputSchema describes an argument struct for tools/list: each field's
 // JSON type from its Go type, its limits from its check tags
 // (pircan.ArgsOf), and no other keys. It describes; the operation checks.
-func inputSchema(args any) map[string]any {
-	t := reflect.TypeOf(args)
-	props := map[string]any{}
-	required := []string{}
-	for _, a := range pircan.ArgsOf(args) {
-		f, _ := fieldOf(t, a.Name)
-		props[a.Name] = propertySchema(a, f.Type)
-		if a.Required {
-			required = append(required, a.Name)
-		}
-	}
-	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	return s
-}
+func inputSchema(args any) map[string]any { return toolschema.Input(args, propertySchema) }
 
-func fieldOf(t reflect.Type, name string) (reflect.StructField, bool) {
-	for i := 0; i < t.NumField(); i++ {
-		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n == name {
-			return t.Field(i), true
-		}
-	}
-	return reflect.StructField{}, false
-}
-
-func propertySchema(a pircan.Arg, t reflect.Type) map[string]any {
+func propertySchema(a pircan.Arg) map[string]any {
+	t := a.Type
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}

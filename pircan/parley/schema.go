@@ -3,8 +3,8 @@ package parley
 import (
 	"fmt"
 	"reflect"
-	"strings"
 
+	"github.com/creatimus/pircan/internal/toolschema"
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -12,45 +12,9 @@ import (
 // struct pointers as nested objects) for tools/list and get_api_operation:
 // each field's JSON type from its Go type, its limits from its check tags.
 // It describes; the operation checks.
-func inputSchema(args any) map[string]any {
-	return objectSchema(reflect.TypeOf(args))
-}
+func inputSchema(args any) map[string]any { return toolschema.Input(args, propertySchema) }
 
 var keyType = reflect.TypeOf(pircan.Key(""))
-
-func objectSchema(t reflect.Type) map[string]any {
-	props := map[string]any{}
-	required := []string{}
-	specs := map[string]pircan.Arg{}
-	for _, a := range pircan.ForumArgsOf(reflect.New(t).Interface()) {
-		specs[a.Name] = a
-	}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for i := 0; i < t.NumField(); i++ {
-			sf := t.Field(i)
-			if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
-				walk(sf.Type)
-				continue
-			}
-			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-			if name == "" || name == "-" || !sf.IsExported() {
-				continue
-			}
-			a := specs[name]
-			props[name] = propertySchema(name, a, sf.Type)
-			if a.Required {
-				required = append(required, name)
-			}
-		}
-	}
-	walk(t)
-	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	return s
-}
 
 // fieldLimits are the limits of fields whose rule is not a tag (the
 // envelope's own checks), for the schema's reader.
@@ -66,7 +30,8 @@ var fieldLimits = map[string]map[string]any{
 	"rights":   {"items": map[string]any{"type": "string", "enum": pircan.ApprovableRights}},
 }
 
-func propertySchema(name string, a pircan.Arg, t reflect.Type) map[string]any {
+func propertySchema(a pircan.Arg) map[string]any {
+	name, t := a.Name, a.Type
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -89,11 +54,11 @@ func propertySchema(name string, a pircan.Arg, t reflect.Type) map[string]any {
 		p["items"] = map[string]any{"type": "string"}
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
 		p["type"] = "array"
-		p["items"] = objectSchema(t.Elem())
+		p["items"] = toolschema.InputOf(t.Elem(), propertySchema)
 	case t.Kind() == reflect.Map:
 		p["type"] = "object"
 	case t.Kind() == reflect.Struct:
-		return objectSchema(t)
+		return toolschema.InputOf(t, propertySchema)
 	default:
 		panic(fmt.Sprintf("parley: argument %s: no schema for %s", name, t))
 	}
