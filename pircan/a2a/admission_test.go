@@ -3,6 +3,8 @@ package a2a_test
 import (
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/a2a"
 )
@@ -16,11 +18,11 @@ func TestEveryRequestAdmitted(t *testing.T) {
 	e := newEnvWith(t, l, a2a.Config{})
 	a, b := e.agent(t, "Asker"), e.agent(t, "Target")
 	_, r := e.rpc(t, b.id, a.token, "NoSuchMethod", nil)
-	refused(t, r, a2a.CodeMethodNotFound, "")
+	refused(t, r, jsonrpc.CodeMethodNotFound, "")
 	_, r = e.rpc(t, b.id, a.token, "SendStreamingMessage", nil)
 	refused(t, r, a2a.CodeUnsupportedOperation, "")
 	_, r = e.post(t, b.id, a.token, []byte(`{"jsonrpc":"2.0","id":7`))
-	refused(t, r, a2a.CodeParseError, "")
+	refused(t, r, jsonrpc.CodeParseError, "")
 	_, r = e.rpc(t, b.id, a.token, "GetTask", map[string]any{"id": uuid()})
 	if meta := refused(t, r, a2a.CodeRefused, pircan.CodeRateLimited); meta["retry_after"] == nil {
 		t.Fatalf("rate_limited without retry_after: %v", meta)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -186,7 +187,7 @@ func (c *benchClient) floor(b *testing.B) error {
 	if err != nil {
 		return err
 	}
-	if r.Error == nil || r.Error.Code != a2a.CodeInvalidParams {
+	if r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams {
 		return fmt.Errorf("GetTask not-an-id: %+v %s", r.Error, r.Result)
 	}
 	return nil

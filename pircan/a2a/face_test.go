@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/a2a"
@@ -170,8 +172,8 @@ func TestUnsupported(t *testing.T) {
 		"GetExtendedAgentCard":             a2a.CodeUnsupportedOperation,
 		"CreateTaskPushNotificationConfig": a2a.CodePushNotSupported,
 		"ListTaskPushNotificationConfigs":  a2a.CodePushNotSupported,
-		"message/send":                     a2a.CodeMethodNotFound,
-		"NoSuchMethod":                     a2a.CodeMethodNotFound,
+		"message/send":                     jsonrpc.CodeMethodNotFound,
+		"NoSuchMethod":                     jsonrpc.CodeMethodNotFound,
 	} {
 		resp, r := e.rpc(t, b.id, a.token, method, map[string]any{})
 		if resp.StatusCode != http.StatusOK {
@@ -189,11 +191,11 @@ func TestUnsupported(t *testing.T) {
 		t.Errorf("calls other/method_not_found = %v", n)
 	}
 	_, r := e.post(t, b.id, a.token, []byte(`{"jsonrpc":"2.0","id":1,`))
-	refused(t, r, a2a.CodeParseError, "")
+	refused(t, r, jsonrpc.CodeParseError, "")
 	_, r = e.post(t, b.id, a.token, []byte(`{"jsonrpc":"1.0","id":1,"method":"GetTask"}`))
-	refused(t, r, a2a.CodeInvalidRequest, "")
+	refused(t, r, jsonrpc.CodeInvalidRequest, "")
 	_, r = e.post(t, b.id, a.token, []byte(`[{"jsonrpc":"2.0","id":1,"method":"GetTask"}]`))
-	refused(t, r, a2a.CodeInvalidRequest, "")
+	refused(t, r, jsonrpc.CodeInvalidRequest, "")
 
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.srv.URL+a2a.Path+b.id,
 		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`))

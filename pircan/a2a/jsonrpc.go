@@ -7,20 +7,18 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/creatimus/pircan/internal/httpjson"
 	"github.com/creatimus/pircan/pircan"
 )
 
-// JSON-RPC 2.0 error codes (A2A §5.4, §9.5). CodeRefused is PIRCAN's: every
-// refusal the A2A error set has no name for (not_authorized,
-// not_registered, rate_limited, unknown_agent, self_contact, ...) carries
-// it, with the spec §2 code in the error's data.
+// A2A's JSON-RPC error codes (§5.4, §9.5); JSON-RPC 2.0's own are the
+// jsonrpc package's. CodeRefused is PIRCAN's: every refusal the A2A error
+// set has no name for (not_authorized, not_registered, rate_limited,
+// unknown_agent, self_contact, ...) carries it, with the spec §2 code in
+// the error's data.
 const (
-	CodeParseError            = -32700
-	CodeInvalidRequest        = -32600
-	CodeMethodNotFound        = -32601
-	CodeInvalidParams         = -32602
-	CodeInternalError         = -32603
 	CodeRefused               = -32000
 	CodeTaskNotFound          = -32001
 	CodeTaskNotCancelable     = -32002
@@ -81,12 +79,12 @@ func invalidParams(field, format string, args ...any) *rpcError {
 var codes = map[pircan.Code]int{
 	pircan.CodeNotFound:        CodeTaskNotFound,
 	pircan.CodeNotPending:      CodeTaskNotCancelable,
-	pircan.CodeInvalidArgument: CodeInvalidParams,
-	pircan.CodeTooLong:         CodeInvalidParams,
-	pircan.CodeEmpty:           CodeInvalidParams,
-	pircan.CodeInvalidJSON:     CodeInvalidParams,
-	pircan.CodeInvalidID:       CodeInvalidParams,
-	pircan.CodeInternalError:   CodeInternalError,
+	pircan.CodeInvalidArgument: jsonrpc.CodeInvalidParams,
+	pircan.CodeTooLong:         jsonrpc.CodeInvalidParams,
+	pircan.CodeEmpty:           jsonrpc.CodeInvalidParams,
+	pircan.CodeInvalidJSON:     jsonrpc.CodeInvalidParams,
+	pircan.CodeInvalidID:       jsonrpc.CodeInvalidParams,
+	pircan.CodeInternalError:   jsonrpc.CodeInternalError,
 }
 
 // refusalOf is a core refusal as a JSON-RPC error: an ErrorInfo whose

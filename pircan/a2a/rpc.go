@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/creatimus/pircan/internal/tokenauth"
 	"github.com/creatimus/pircan/pircan"
 )
@@ -128,20 +130,20 @@ func readRequest(w http.ResponseWriter, r *http.Request) (request, *rpcError) {
 	var req request
 	body, err := readAll(w, r)
 	if err != nil {
-		return req, protocolError(CodeInvalidRequest, "invalid_request", "The request is larger than %d bytes.", maxBody)
+		return req, protocolError(jsonrpc.CodeInvalidRequest, "invalid_request", "The request is larger than %d bytes.", maxBody)
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
-		return req, protocolError(CodeInvalidRequest, "invalid_request", "Batch requests are not supported; send one request per POST.")
+		return req, protocolError(jsonrpc.CodeInvalidRequest, "invalid_request", "Batch requests are not supported; send one request per POST.")
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		return request{}, protocolError(CodeParseError, "parse_error", "Invalid JSON payload: %v.", err)
+		return request{}, protocolError(jsonrpc.CodeParseError, "parse_error", "Invalid JSON payload: %v.", err)
 	}
 	if pircan.IsNull(req.ID) {
 		req.ID = json.RawMessage("null") // an explicit null id is a request, not a notification
 	}
 	if req.JSONRPC != "2.0" || req.Method == "" {
-		return req, protocolError(CodeInvalidRequest, "invalid_request", `A JSON-RPC 2.0 request has "jsonrpc": "2.0" and a "method".`)
+		return req, protocolError(jsonrpc.CodeInvalidRequest, "invalid_request", `A JSON-RPC 2.0 request has "jsonrpc": "2.0" and a "method".`)
 	}
 	if v := r.Header.Get("A2A-Version"); v != "" && !supportedVersion(v) {
 		return req, protocolError(CodeVersionNotSupported, "version_not_supported", "A2A-Version %q is not supported; this agent speaks A2A 1.0.", v)
@@ -168,7 +170,7 @@ func (f *Face) call(ctx context.Context, r *http.Request, account string, req re
 		if code, known := unsupported[req.Method]; known {
 			return nil, protocolError(code, unsupportedNames[code], "%s is not supported by PIRCAN agents: poll with GetTask.", req.Method)
 		}
-		return nil, protocolError(CodeMethodNotFound, "method_not_found", "Method not found: %s.", req.Method)
+		return nil, protocolError(jsonrpc.CodeMethodNotFound, "method_not_found", "Method not found: %s.", req.Method)
 	}
 	// The URL's id is canonical from here on, as the core's arguments are:
 	// the face compares it with the tasks' own.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/creatimus/pircan/pircan"
 )
 
@@ -39,7 +41,7 @@ var sendFields = map[string]string{"text": "message.parts", "skill": "message.me
 func sendMessage(ctx context.Context, f *Face, c pircan.Caller, agentID string, raw json.RawMessage) (any, error) {
 	var p sendParams
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, protocolError(CodeInvalidParams, "invalid_params", "Invalid params: %v.", err)
+		return nil, protocolError(jsonrpc.CodeInvalidParams, "invalid_params", "Invalid params: %v.", err)
 	}
 	m := p.Message
 	if m == nil {
@@ -120,7 +122,7 @@ var errNoTask = pircan.FieldError(pircan.CodeNotFound, "id", "No such task of yo
 func ownTask(ctx context.Context, f *Face, c pircan.Caller, agentID string, raw json.RawMessage) (pircan.Task, taskParams, error) {
 	var p taskParams
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return pircan.Task{}, p, protocolError(CodeInvalidParams, "invalid_params", "Invalid params: %v.", err)
+		return pircan.Task{}, p, protocolError(jsonrpc.CodeInvalidParams, "invalid_params", "Invalid params: %v.", err)
 	}
 	if p.ID == nil || *p.ID == "" {
 		return pircan.Task{}, p, invalidParams("id", "Name the task: params.id.")
@@ -191,7 +193,7 @@ const (
 func listTasks(ctx context.Context, f *Face, c pircan.Caller, agentID string, raw json.RawMessage) (any, error) {
 	var p listParams
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, protocolError(CodeInvalidParams, "invalid_params", "Invalid params: %v.", err)
+		return nil, protocolError(jsonrpc.CodeInvalidParams, "invalid_params", "Invalid params: %v.", err)
 	}
 	size := defaultPageSize
 	if p.PageSize != nil {

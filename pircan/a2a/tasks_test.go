@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/creatimus/pircan/internal/a2aclient"
 	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/a2a"
@@ -66,7 +68,7 @@ func TestTaskLifecycle(t *testing.T) {
 	_, r = e.rpc(t, b.id, a.token, "GetTask", map[string]any{"id": uuid()})
 	refused(t, r, a2a.CodeTaskNotFound, pircan.CodeNotFound)
 	_, r = e.rpc(t, b.id, a.token, "GetTask", map[string]any{})
-	refused(t, r, a2a.CodeInvalidParams, pircan.CodeInvalidArgument)
+	refused(t, r, jsonrpc.CodeInvalidParams, pircan.CodeInvalidArgument)
 
 	// A second task, canceled, then not cancelable.
 	_, r = e.rpc(t, b.id, a.token, "SendMessage", message("Au revoir", ""))
@@ -114,7 +116,7 @@ func TestTaskLifecycle(t *testing.T) {
 		t.Fatalf("ListTasks page 2: %+v", page)
 	}
 	_, r = e.rpc(t, b.id, a.token, "ListTasks", map[string]any{"status": "TASK_STATE_RUNNING"})
-	refused(t, r, a2a.CodeInvalidParams, pircan.CodeInvalidArgument)
+	refused(t, r, jsonrpc.CodeInvalidParams, pircan.CodeInvalidArgument)
 	// Another agent's URL lists none of them: the core filters by the
 	// agent, so totalSize counts only this agent's tasks.
 	c := e.agent(t, "Other")
@@ -164,9 +166,9 @@ func TestSendMessageRefusals(t *testing.T) {
 	refused(t, r, a2a.CodeContentTypeNotSupport, "")
 	_, r = e.rpc(t, b.id, a.token, "SendMessage", map[string]any{"message": map[string]any{"messageId": "m3", "role": "ROLE_AGENT",
 		"parts": []any{map[string]any{"text": "x"}}}})
-	refused(t, r, a2a.CodeInvalidParams, pircan.CodeInvalidArgument)
+	refused(t, r, jsonrpc.CodeInvalidParams, pircan.CodeInvalidArgument)
 	_, r = e.rpc(t, b.id, a.token, "SendMessage", message("", "translate"))
-	refused(t, r, a2a.CodeInvalidParams, pircan.CodeEmpty)
+	refused(t, r, jsonrpc.CodeInvalidParams, pircan.CodeEmpty)
 }
 
 // An agent's URL with its id in upper case is the same agent: the task
@@ -249,5 +251,5 @@ func TestMultilineMessages(t *testing.T) {
 	}
 
 	_, r = e.rpc(t, b.id, a.token, "SendMessage", message("bell\a", "translate"))
-	refused(t, r, a2a.CodeInvalidParams, pircan.CodeInvalidArgument)
+	refused(t, r, jsonrpc.CodeInvalidParams, pircan.CodeInvalidArgument)
 }
