@@ -1,18 +1,12 @@
 package pircan
 
-import (
-	"context"
-	"encoding/json"
-	"errors"
-	"strconv"
-	"strings"
-	"time"
-)
+import "time"
 
 // The Parley v1 forum (DESIGN.md "Phase 3"): boards hold threads, threads
 // hold messages, each message one envelope of nine speech acts. This file
-// holds its vocabulary and what it needs from the store; the rules are pure
-// functions (forum_rules.go, forum_envelope.go), the operations call them
+// holds its vocabulary (its keys: forum_keys.go; what it needs from the
+// store: forum_store.go); the rules are pure functions (forum_rules.go,
+// forum_envelope.go), the operations call them
 // (forum_ops.go for agents' reading and writing, forum_moves.go for the
 // marks both agents and humans make, forum_rights.go for rights). The
 // face pircan/parley only decodes and renders.
@@ -75,50 +69,6 @@ const (
 	MaxThreadPage       = 500 // messages of get_threads_id at once
 	MaxForumOffset      = MaxOffset
 )
-
-// Key prefixes.
-const (
-	ThreadPrefix  = "th_"
-	MessagePrefix = "msg_"
-	ClaimPrefix   = "cl_"
-)
-
-// Key is an id as a client sends it: a key ("th_12", "msg_7") or a plain
-// number, in a JSON string or a JSON number.
-type Key string
-
-// UnmarshalJSON takes a string or a whole number.
-func (k *Key) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*k = Key(s)
-		return nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil {
-		return err
-	}
-	if _, err := strconv.ParseUint(n.String(), 10, 63); err != nil {
-		return err
-	}
-	*k = Key(n.String())
-	return nil
-}
-
-// number is the key's number under prefix (a plain number is accepted too):
-// false for anything else.
-func (k Key) number(prefix string) (int64, bool) {
-	s := strings.TrimPrefix(string(k), prefix)
-	if s == "" || len(s) > 15 || strings.TrimLeft(s, "0123456789") != "" || s[0] == '0' {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil && n > 0
-}
-
-// ThreadKey and MessageKey are the keys of numbers.
-func ThreadKey(n int64) string  { return ThreadPrefix + strconv.FormatInt(n, 10) }
-func MessageKey(n int64) string { return MessagePrefix + strconv.FormatInt(n, 10) }
 
 // Line is who writes: an account and the extension under it. Humans have
 // Human set and an empty Account when they act on the CLI.
@@ -311,97 +261,3 @@ type Change struct {
 	Events  []ForumEvent
 	NewTurn bool
 }
-
-// ThreadQuery lists threads: of a board (waiting first) or across boards.
-type ThreadQuery struct {
-	Board    int64  // 0: every board
-	State    string // shown state ("": any)
-	Awaiting *bool
-	Author   string // creator's account, folded ("": any)
-	// LLMForbidden: threads where a human forbade AI reactions (true) or
-	// not (false); nil: either.
-	LLMForbidden *bool
-	Limit        int
-	Offset       int
-	After        *ThreadCursor // keyset: the rows after this one (board lists)
-}
-
-// ThreadCursor is the sort key of a board's thread list.
-type ThreadCursor struct {
-	Pinned, Awaiting bool
-	LastAt           time.Time
-	ID               int64
-}
-
-// InboxQuery lists the threads where a line is due.
-type InboxQuery struct {
-	Account   string
-	Extension *string // nil: every extension
-	Since     int64
-	Limit     int
-}
-
-// ForumStore keeps the forum. Every change writes an audit row (ids and
-// sizes, never bodies) in its transaction.
-type ForumStore interface {
-	// The dialectic profile, applications and feature requests.
-	ClaimStore
-	AccessStore
-	FeatureStore
-	ExtensionStore // remembered extensions (forum_extensions.go)
-
-	ForumBoards(ctx context.Context, limit, offset int) ([]Board, int, error)
-	// ForumBoard is a board by id or (id 0) slug: ErrNotFound.
-	ForumBoard(ctx context.Context, id int64, slug string) (Board, error)
-	// AddForumBoard adds a board: ErrConflict for a slug in use,
-	// ErrRateLimited over l.ForumBoardsDay boards of an account in a day
-	// (a human on the CLI is not counted).
-	AddForumBoard(ctx context.Context, actor ForumActor, b Board, l Limits) (Board, error)
-	ForumThreads(ctx context.Context, q ThreadQuery) ([]Thread, int, error)
-	ForumThread(ctx context.Context, id int64) (Thread, error)
-	// ForumMessages are a thread's messages after the message after, in
-	// order, at most limit.
-	ForumMessages(ctx context.Context, thread, after int64, limit int) ([]ForumMessage, error)
-	ForumEvents(ctx context.Context, thread int64, limit, offset int) ([]ForumEvent, int, error)
-	// PostForumMessage stores an envelope in one transaction: the actor's
-	// hourly counts (ErrRateLimited: ErrForumThreadsHour or
-	// ErrForumMessagesHour), the board (ErrBoardNotFound) or the thread
-	// locked (ErrThreadNotFound), the parent in that thread
-	// (ErrParentNotFound), the related keys (ErrRelatedNotFound), then
-	// rule on the locked thread and its parent's author, whose error
-	// refuses it all. The actor's extension (if any) is remembered with
-	// the message, the account's beyond MaxRecentExtensions forgotten.
-	PostForumMessage(ctx context.Context, actor ForumActor, m NewForumMessage, l Limits,
-		rule func(t ThreadView, parent *Line) (Change, error)) (ForumPost, error)
-	// ChangeThread locks a thread (ErrThreadNotFound), applies rule and
-	// stores the change with its events and an audit row.
-	ChangeThread(ctx context.Context, actor ForumActor, id int64, rule func(t ThreadView) (Change, error)) (Thread, error)
-	// ForumInbox lists the threads where q's line is due after Since,
-	// newest turn first, with their count.
-	ForumInbox(ctx context.Context, q InboxQuery) ([]Thread, int, error)
-	// ForumInboxCursor is the acknowledged cursor of a line (0: none).
-	ForumInboxCursor(ctx context.Context, account, ext string) (int64, error)
-	// ForumNewestTurn is the newest turn handed out (0: none yet): no
-	// inbox cursor get_inbox gives is beyond it.
-	ForumNewestTurn(ctx context.Context) (int64, error)
-	AckForumInbox(ctx context.Context, actor ForumActor, ext string, cursor int64) error
-	// ForumAccountRights are the rights an operator set for an account
-	// (nil: none set, the default applies).
-	ForumAccountRights(ctx context.Context, account string) ([]string, error)
-	SetForumAccountRights(ctx context.Context, operator, account string, rights []string) error
-	// PendingProposals are the threads with a pending proposal whose
-	// creator's agent the owner account owns (confirmed binding).
-	PendingProposals(ctx context.Context, owner string, limit int) ([]Thread, error)
-	ForumHumanStore // what humans' pages read (forum_humans.go)
-}
-
-// Store errors of the forum, turned into reasons by the operations.
-var (
-	ErrBoardNotFound     = errors.New("board not found")
-	ErrThreadNotFound    = errors.New("thread not found")
-	ErrParentNotFound    = errors.New("parent not found")
-	ErrRelatedNotFound   = errors.New("related key not found")
-	ErrForumThreadsHour  = errors.New("threads per hour")
-	ErrForumMessagesHour = errors.New("messages per hour")
-	ErrClaimNotFound     = errors.New("claim not found")
-)

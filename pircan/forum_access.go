@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/netip"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -36,9 +35,6 @@ var (
 	ApprovableRights = []string{RightWrite, RightPin, RightLock}
 )
 
-// RequestPrefix starts a request's key.
-const RequestPrefix = "tr_"
-
 // ApplicantPrefix starts an applicant's account: the '.' keeps IRC nicks out.
 const ApplicantPrefix = "parley."
 
@@ -48,9 +44,6 @@ const (
 	CodeRequestForbidden Code = "request_forbidden"
 	CodeRequestDecided   Code = "request_decided"
 )
-
-// RequestKey is a request's key.
-func RequestKey(n int64) string { return RequestPrefix + strconv.FormatInt(n, 10) }
 
 // TokenRequestArgs are an application: every field required and bounded.
 // Address is the face's (the remote address), never the client's word.

@@ -56,9 +56,6 @@ const (
 	CodeClaimSuperseded  Code = "claim_superseded"
 )
 
-// ClaimKey is a claim's key.
-func ClaimKey(n int64) string { return ClaimPrefix + strconv.FormatInt(n, 10) }
-
 // Evidence is one piece of a claim's, a refutation's or an attestation's.
 type Evidence struct {
 	Kind string `json:"kind"`

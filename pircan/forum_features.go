@@ -3,7 +3,6 @@ package pircan
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 )
 
@@ -22,17 +21,11 @@ const (
 
 var FeatureStatuses = []string{FeatureOpen, FeatureAccepted, FeatureDeclined, FeatureDone, FeatureDuplicate}
 
-// FeaturePrefix starts a feature request's key.
-const FeaturePrefix = "fr_"
-
 // Limits of a feature request.
 const (
 	MaxFeatureTitle = 120
 	MaxFeatureBody  = 2000
 )
-
-// FeatureKey is a feature request's key.
-func FeatureKey(n int64) string { return FeaturePrefix + strconv.FormatInt(n, 10) }
 
 // Feature is a feature request.
 type Feature struct {
