@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/rs/zerolog"
 
 	"github.com/creatimus/pircan/pircan"
+	"github.com/creatimus/pircan/store"
 )
 
 // An operator command is a core operation called by the operator's
@@ -47,6 +50,31 @@ func (c *common) operate(ctx context.Context, args any, fn func(core *pircan.Ser
 	return err
 }
 
+// openStore opens the database of an operator command, refusing a schema
+// that is not this binary's (unmigrated, older or newer).
+func (c *common) openStore(ctx context.Context) (*store.Store, error) {
+	st, err := store.Open(ctx, c.cfg.str("database-url"))
+	if err != nil {
+		return nil, err
+	}
+	if err := st.CheckSchema(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// operator is the name operator commands are audited under.
+func operator() string {
+	if u := os.Getenv("SUDO_USER"); u != "" {
+		return "operator:" + u
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return "operator:" + u
+	}
+	return "operator"
+}
+
 // words is a core refusal as the operator reads it: the core's message,
 // its field named as the command line spells it (--limit, <agent_id>).
 func (c *common) words(perr *pircan.Error) string {
@@ -58,6 +86,15 @@ func (c *common) words(perr *pircan.Error) string {
 		arg = "--" + perr.Field
 	}
 	return strings.Replace(perr.Message, strconv.Quote(perr.Field), arg, 1)
+}
+
+// done prints what an operation did, unless it was refused.
+func done(out io.Writer, err error, format string, args ...any) error {
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, format, args...)
+	return err
 }
 
 // ptr is the address of v: an argument given.
