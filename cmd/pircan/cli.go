@@ -205,22 +205,67 @@ func groupCommand(group string, args []string, out io.Writer, subs ...string) (s
 	return sub, c, args, nil
 }
 
-// nestedSubcommand is groupCommand for a group within a group (`pircan
-// forum boards`): the group's --help lists its subcommands' flags itself,
-// as the one flag section the outer group's --help shows.
-func nestedSubcommand(ctx context.Context, group string, args []string, out io.Writer, run runner, subs ...string) (string, *common, []string, error) {
-	sub, c, args, err := groupCommand(group, args, out, subs...)
+// subcmd is one row of a group's table (`forum boards add`): its
+// positional arguments, named as wantArgs names them, and flags, which
+// declares its own flags on c and returns what runs once they are parsed.
+type subcmd struct {
+	name  string
+	args  []string
+	flags func(c *common) action
+}
+
+// action is a subcommand run with its flags parsed and its positional
+// arguments checked; it writes to its common's out.
+type action func(ctx context.Context, pos []string) error
+
+// group is a group declared as its subcommands. Its run is a runner, the
+// same at the top (a row of runners, whose --help run completes) as nested
+// (through nested).
+type group struct {
+	name string
+	subs []subcmd
+}
+
+// run splits the subcommand off (groupCommand, as for every group), lets
+// it declare its flags, parses them with the configuration flags, checks
+// its positional arguments and runs it.
+func (g group) run(ctx context.Context, args []string, out io.Writer) error {
+	names := make([]string, len(g.subs))
+	for i, s := range g.subs {
+		names[i] = s.name
+	}
+	sub, c, args, err := groupCommand(g.name, args, out, names...)
+	if err != nil {
+		return err
+	}
+	s := g.subs[slices.Index(names, sub)]
+	act := s.flags(c)
+	pos, err := c.parsePositional(args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(c.name, pos, s.args...); err != nil {
+		return err
+	}
+	return act(ctx, pos)
+}
+
+// nested runs a group within a group (`pircan forum boards`): its --help
+// lists its subcommands' flags itself, as the one flag section the outer
+// group's --help shows.
+func (g group) nested(ctx context.Context, args []string, out io.Writer) error {
+	err := g.run(ctx, args, out)
 	var gh *groupHelp
-	if err == nil || !errors.As(err, &gh) {
-		return sub, c, args, err
+	if !errors.As(err, &gh) {
+		return err
 	}
 	fmt.Fprint(out, "\nflags:\n")
 	for _, s := range gh.subs {
-		if flags, ok := subFlags(ctx, run, s); ok {
+		if flags, ok := subFlags(ctx, g.run, s); ok {
 			fmt.Fprint(out, flags)
 		}
 	}
-	return "", nil, nil, helpShown
+	return helpShown
 }
 
 // subFlags is the flag section of a subcommand's --help, as its group's

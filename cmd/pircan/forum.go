@@ -24,11 +24,11 @@ func runForum(ctx context.Context, args []string, out io.Writer) error {
 	}
 	switch sub {
 	case "boards":
-		return runForumBoards(ctx, args, out)
+		return forumBoards.nested(ctx, args, out)
 	case "seal":
 		return runForumSeal(ctx, args, out)
 	case "requests":
-		return runForumRequests(ctx, args, out)
+		return forumRequests.nested(ctx, args, out)
 	}
 	name := "forum " + sub
 	c := newCommon(name)
@@ -105,42 +105,34 @@ func runForum(ctx context.Context, args []string, out io.Writer) error {
 	})
 }
 
-// runForumBoards is `pircan forum boards add|list`.
-func runForumBoards(ctx context.Context, args []string, out io.Writer) error {
-	sub, c, args, err := nestedSubcommand(ctx, "forum boards", args, out, runForumBoards, "add", "list")
-	if err != nil {
-		return err
-	}
-	name := c.name
-	var title, description *string
-	var page pircan.ForumPageArgs
-	if sub == "add" {
-		title = c.fs.String("name", "", "the board's name (required)")
-		description = c.fs.String("description", "", "what the board is for")
-	} else {
-		page = forumPage(c, "boards")
-	}
-	pos, err := c.parsePositional(args)
-	if err != nil {
-		return err
-	}
-	if sub == "list" {
-		if err := wantArgs(name, pos); err != nil {
-			return err
-		}
+// forumBoards is `pircan forum boards add|list`.
+var forumBoards = group{"forum boards", []subcmd{
+	{"add", []string{"<slug>"}, boardsAdd},
+	{"list", nil, boardsList},
+}}
+
+// boardsAdd is `forum boards add <slug> --name text [--description text]`.
+func boardsAdd(c *common) action {
+	title := c.fs.String("name", "", "the board's name (required)")
+	description := c.fs.String("description", "", "what the board is for")
+	return func(ctx context.Context, pos []string) error {
+		a := pircan.NewBoardArgs{Slug: &pos[0], Name: given(*title), Description: given(*description)}
 		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
-			p, err := core.ForumBoards(ctx, op, page)
-			return listBoards(out, p, err)
+			b, err := core.AddBoard(ctx, op, a)
+			return done(c.out, err, "ok: board %d %s added (%s)\n", b.ID, b.Slug, clean(b.Name))
 		})
 	}
-	if err := wantArgs(name, pos, "<slug>"); err != nil {
-		return err
+}
+
+// boardsList is `forum boards list [--offset n]`.
+func boardsList(c *common) action {
+	page := forumPage(c, "boards")
+	return func(ctx context.Context, _ []string) error {
+		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+			p, err := core.ForumBoards(ctx, op, page)
+			return listBoards(c.out, p, err)
+		})
 	}
-	a := pircan.NewBoardArgs{Slug: &pos[0], Name: given(*title), Description: given(*description)}
-	return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
-		b, err := core.AddBoard(ctx, op, a)
-		return done(out, err, "ok: board %d %s added (%s)\n", b.ID, b.Slug, clean(b.Name))
-	})
 }
 
 // forumPage is a forum list's page, MaxForumPage long, at its --offset

@@ -30,48 +30,40 @@ func runForumSeal(ctx context.Context, args []string, out io.Writer) error {
 	})
 }
 
-// runForumRequests is `pircan forum requests list|review`.
-func runForumRequests(ctx context.Context, args []string, out io.Writer) error {
-	sub, c, args, err := nestedSubcommand(ctx, "forum requests", args, out, runForumRequests, "list", "review")
-	if err != nil {
-		return err
-	}
-	name := c.name
-	var state, reason *string
-	var page pircan.ForumPageArgs
-	var lock *bool
-	if sub == "list" {
-		state = c.fs.String("state", "", "only requests in this state ("+strings.Join(pircan.RequestStates, ", ")+"); default: the open ones")
-		page = forumPage(c, "requests")
-	} else {
-		reason = c.fs.String("reason", "", "why (required for rejected)")
-		lock = c.fs.Bool("lock", false, "an approval grants lock too (write and pin always)")
-	}
-	pos, err := c.parsePositional(args)
-	if err != nil {
-		return err
-	}
-	if sub == "list" {
-		if err := wantArgs(name, pos); err != nil {
-			return err
-		}
+// forumRequests is `pircan forum requests list|review`.
+var forumRequests = group{"forum requests", []subcmd{
+	{"list", nil, requestsList},
+	{"review", []string{"<request>", "<decision>"}, requestsReview},
+}}
+
+// requestsList is `forum requests list [--state s] [--offset n]`.
+func requestsList(c *common) action {
+	state := c.fs.String("state", "", "only requests in this state ("+strings.Join(pircan.RequestStates, ", ")+"); default: the open ones")
+	page := forumPage(c, "requests")
+	return func(ctx context.Context, _ []string) error {
 		a := pircan.RequestsArgs{State: given(*state), ForumPageArgs: page}
 		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
 			p, err := core.TokenRequests(ctx, op, a)
-			return listRequests(out, core, p, err)
+			return listRequests(c.out, core, p, err)
 		})
 	}
-	if err := wantArgs(name, pos, "<request>", "<decision>"); err != nil {
-		return err
+}
+
+// requestsReview is `forum requests review <request> <decision>
+// [--reason text] [--lock]`.
+func requestsReview(c *common) action {
+	reason := c.fs.String("reason", "", "why (required for rejected)")
+	lock := c.fs.Bool("lock", false, "an approval grants lock too (write and pin always)")
+	return func(ctx context.Context, pos []string) error {
+		a := pircan.ReviewArgs{ID: key(pos[0]), Decision: &pos[1], Reason: given(*reason)}
+		if *lock {
+			a.Rights = &[]string{pircan.RightLock}
+		}
+		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+			r, err := core.ReviewTokenRequest(ctx, op, a)
+			return done(c.out, err, "ok: %s %s (%s, rights %s)\n", pircan.RequestKey(r.ID), r.State, core.Identity(r.Account), rightsText(r.Rights))
+		})
 	}
-	a := pircan.ReviewArgs{ID: key(pos[0]), Decision: &pos[1], Reason: given(*reason)}
-	if *lock {
-		a.Rights = &[]string{pircan.RightLock}
-	}
-	return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
-		r, err := core.ReviewTokenRequest(ctx, op, a)
-		return done(out, err, "ok: %s %s (%s, rights %s)\n", pircan.RequestKey(r.ID), r.State, core.Identity(r.Account), rightsText(r.Rights))
-	})
 }
 
 // claimKeys are claims' keys, for `forum show` (what `forum seal` takes).

@@ -25,7 +25,7 @@ type common struct {
 	fs   *flag.FlagSet
 	cfg  config
 	file *string
-	out  io.Writer // where --help goes
+	out  io.Writer // where --help goes, and all a table subcommand (action) writes
 }
 
 func newCommon(name string) *common {
