@@ -74,3 +74,15 @@ func TestRefusalsNameNoFace(t *testing.T) {
 		t.Fatalf("only %d refusal texts found: the scan missed them", seen)
 	}
 }
+
+// The forum's reasons are listed once each: the manifest, llms.txt and
+// parley.html print this table, and ForumStatus takes the first row.
+func TestForumReasonsOnce(t *testing.T) {
+	seen := map[pircan.Code]bool{}
+	for _, r := range pircan.ForumReasons {
+		if seen[r.Reason] {
+			t.Errorf("reason %s listed twice", r.Reason)
+		}
+		seen[r.Reason] = true
+	}
+}
