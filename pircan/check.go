@@ -29,6 +29,10 @@ import (
 //	range=A-B       a whole number from A to B; range=@name: the range Ranges names
 //	default=N       the value of an absent whole number
 //	enum=a|b        one of the words; enum=@name: one of the list Enums names
+//
+// An embedded struct's fields are the embedder's arguments; a check tag on
+// the embedding holds options for them as field.option, which follow the
+// field's own (PageArgs `check:"limit.default=10"`).
 type Arg struct {
 	Name     string
 	Required bool
@@ -58,7 +62,7 @@ func ArgsOf(args any) []Arg {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	return argsOfType(t)
+	return slices.Clone(argsOfType(t)) // the cache's own stays unchanged
 }
 
 // argsByType caches argsOfType: an operation's arguments are checked on
