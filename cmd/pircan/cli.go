@@ -26,12 +26,12 @@ type runner func(ctx context.Context, args []string, out io.Writer) error
 var runners = map[string]runner{
 	"serve":   runServe,
 	"migrate": migrateTo,
-	"channel": runChannel,
+	"channel": channelGroup.run,
 	"audit": func(ctx context.Context, args []string, out io.Writer) error {
 		return runAudit(ctx, args, out, os.Stderr)
 	},
-	"reports":   runReports,
-	"owner":     runOwner,
+	"reports":   reportsGroup.run,
+	"owner":     ownerGroup.run,
 	"token":     runToken,
 	"resources": runResources,
 	"forum":     runForum,
@@ -226,19 +226,21 @@ type group struct {
 	subs []subcmd
 }
 
-// run splits the subcommand off (groupCommand, as for every group), lets
-// it declare its flags, parses them with the configuration flags, checks
-// its positional arguments and runs it.
+// run splits the subcommand off, lets it declare its flags, parses them
+// with the configuration flags, checks its positional arguments and runs
+// it.
 func (g group) run(ctx context.Context, args []string, out io.Writer) error {
 	names := make([]string, len(g.subs))
 	for i, s := range g.subs {
 		names[i] = s.name
 	}
-	sub, c, args, err := groupCommand(g.name, args, out, names...)
+	sub, args, err := subcommand(g.name, args, out, names...)
 	if err != nil {
 		return err
 	}
 	s := g.subs[slices.Index(names, sub)]
+	c := newCommon(g.name + " " + sub)
+	c.out = out
 	act := s.flags(c)
 	pos, err := c.parsePositional(args)
 	if err != nil {

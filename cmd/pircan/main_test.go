@@ -35,7 +35,7 @@ func TestOperatorCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	run := func(args ...string) error { out.Reset(); return runChannel(ctx, args, &out) }
+	run := func(args ...string) error { out.Reset(); return channelGroup.run(ctx, args, &out) }
 	if err := run("add", "#chem", "--topic", "Chemistry"); err != nil {
 		t.Fatal(err)
 	}

@@ -30,11 +30,11 @@ func TestOwnerVerify(t *testing.T) {
 	var out bytes.Buffer
 	for _, bad := range [][]string{nil, {"verify"}, {"verify", "alice"}, {"verify", "alice", "--name", " "}, {"list"},
 		{"verify", "nosuchaccount", "--name", "X"}} {
-		if err := runOwner(ctx, bad, &out); err == nil {
+		if err := ownerGroup.run(ctx, bad, &out); err == nil {
 			t.Fatalf("owner %v succeeded", bad)
 		}
 	}
-	if err := runOwner(ctx, []string{"verify", "nosuchaccount", "--name", "X"}, &out); err == nil ||
+	if err := ownerGroup.run(ctx, []string{"verify", "nosuchaccount", "--name", "X"}, &out); err == nil ||
 		!strings.Contains(err.Error(), "never seen account nosuchaccount") || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("an unknown account: %v", err)
 	}
@@ -44,7 +44,7 @@ func TestOwnerVerify(t *testing.T) {
 	if a, _ := st.AgentByAccount(ctx, "alice"); a.Owner != nil {
 		t.Fatalf("owner before verify: %+v", a.Owner)
 	}
-	if err := runOwner(ctx, []string{"verify", "ALICE", "--name", "Alice Liddell"}, &out); err != nil {
+	if err := ownerGroup.run(ctx, []string{"verify", "ALICE", "--name", "Alice Liddell"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), `verified as "Alice Liddell"`) {
@@ -55,7 +55,7 @@ func TestOwnerVerify(t *testing.T) {
 		t.Fatalf("WHOAMI's owner: %+v %v", a.Owner, err)
 	}
 	// Again, with a new name: updated, audited twice, by the operator.
-	if err := runOwner(ctx, []string{"verify", "alice", "--name", "A. Liddell"}, &out); err != nil {
+	if err := ownerGroup.run(ctx, []string{"verify", "alice", "--name", "A. Liddell"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if a, _ := st.AgentByAccount(ctx, "alice"); a.Owner.Name != "A. Liddell" {
@@ -63,7 +63,7 @@ func TestOwnerVerify(t *testing.T) {
 	}
 	// An account PIRCAN has never seen only with --force; one an agent
 	// named as its owner is known.
-	if err := runOwner(ctx, []string{"verify", "nosuchaccount", "--name", "X", "--force"}, &out); err != nil {
+	if err := ownerGroup.run(ctx, []string{"verify", "nosuchaccount", "--name", "X", "--force"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	bob, _, err := st.Hello(ctx, "bob", "bob", pircan.Profile{}, 30)
@@ -73,13 +73,13 @@ func TestOwnerVerify(t *testing.T) {
 	if _, err := st.NameOwner(ctx, pircan.Actor{Account: "bob", AgentID: bob.ID}, "carol"); err != nil {
 		t.Fatal(err)
 	}
-	if err := runOwner(ctx, []string{"verify", "carol", "--name", "Carol"}, &out); err != nil {
+	if err := ownerGroup.run(ctx, []string{"verify", "carol", "--name", "Carol"}, &out); err != nil {
 		t.Fatalf("a named owner: %v", err)
 	}
-	if err := runOwner(ctx, []string{"clear", bob.ID}, &out); err != nil || !strings.Contains(out.String(), "no longer bound to owner carol (was pending)") {
+	if err := ownerGroup.run(ctx, []string{"clear", bob.ID}, &out); err != nil || !strings.Contains(out.String(), "no longer bound to owner carol (was pending)") {
 		t.Fatalf("owner clear: %v %s", err, out.String())
 	}
-	if err := runOwner(ctx, []string{"clear", bob.ID}, &out); err == nil {
+	if err := ownerGroup.run(ctx, []string{"clear", bob.ID}, &out); err == nil {
 		t.Fatal("clearing no binding succeeded")
 	}
 	entries, err := st.AuditLatest(ctx, 5)

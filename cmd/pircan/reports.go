@@ -12,57 +12,56 @@ import (
 	"github.com/creatimus/pircan/pircan"
 )
 
-// runReports is `pircan reports list|show|resolve`: the operators' side of
-// REPORT. Resolving is audited with the operator as actor.
-func runReports(ctx context.Context, args []string, out io.Writer) error {
-	sub, c, args, err := groupCommand("reports", args, out, "list", "show", "resolve")
-	if err != nil {
-		return err
-	}
-	name := c.name
-	var status, resolution, action *string
-	var limit *int
-	switch sub {
-	case "list":
-		status = c.fs.String("status", pircan.ReportOpen, "open, resolved or all")
-		limit = c.fs.Int("limit", 50, "how many of the newest reports to print")
-	case "resolve":
-		resolution = c.fs.String("resolution", "", "what was found and done (required)")
-		action = c.fs.String("action", "none", "what was done: "+strings.Join(pircan.ReportActions, ", "))
-	}
-	pos, err := c.parsePositional(args)
-	if err != nil {
-		return err
-	}
-	names := map[string][]string{"list": nil, "show": {"<report_id>"}, "resolve": {"<report_id>"}}
-	if err := wantArgs(name, pos, names[sub]...); err != nil {
-		return err
-	}
-	switch sub {
-	case "list":
+// reportsGroup is `pircan reports list|show|resolve`: the operators' side
+// of REPORT. Resolving is audited with the operator as actor.
+var reportsGroup = group{"reports", []subcmd{
+	{"list", nil, reportsList},
+	{"show", []string{"<report_id>"}, reportsShow},
+	{"resolve", []string{"<report_id>"}, reportsResolve},
+}}
+
+// reportsList is `reports list [--status open|resolved|all] [--limit n]`.
+func reportsList(c *common) action {
+	status := c.fs.String("status", pircan.ReportOpen, "open, resolved or all")
+	limit := c.fs.Int("limit", 50, "how many of the newest reports to print")
+	return func(ctx context.Context, _ []string) error {
 		a := pircan.ReportsArgs{Status: status, Limit: limit}
 		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
 			page, err := core.Reports(ctx, op, a)
 			if err != nil {
 				return err
 			}
-			return listReports(out, *status, page)
+			return listReports(c.out, *status, page)
 		})
-	case "show":
+	}
+}
+
+// reportsShow is `reports show <report_id>`.
+func reportsShow(c *common) action {
+	return func(ctx context.Context, pos []string) error {
 		a := pircan.ReportIDArgs{ReportID: &pos[0]}
 		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
 			r, err := core.ShowReport(ctx, op, a)
 			if err != nil {
 				return err
 			}
-			return showReport(out, r)
+			return showReport(c.out, r)
 		})
 	}
-	a := pircan.ResolveReportArgs{ReportID: &pos[0], Resolution: given(*resolution), Action: action}
-	return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
-		_, err := core.ResolveReport(ctx, op, a)
-		return done(out, err, "ok: report %s resolved (action %s)\n", pos[0], *action)
-	})
+}
+
+// reportsResolve is `reports resolve <report_id> --resolution text
+// [--action none|warned|removed]`.
+func reportsResolve(c *common) action {
+	resolution := c.fs.String("resolution", "", "what was found and done (required)")
+	act := c.fs.String("action", "none", "what was done: "+strings.Join(pircan.ReportActions, ", "))
+	return func(ctx context.Context, pos []string) error {
+		a := pircan.ResolveReportArgs{ReportID: &pos[0], Resolution: given(*resolution), Action: act}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			_, err := core.ResolveReport(ctx, op, a)
+			return done(c.out, err, "ok: report %s resolved (action %s)\n", pos[0], *act)
+		})
+	}
 }
 
 func listReports(out io.Writer, status string, page pircan.Page[pircan.ReportInfo]) error {

@@ -49,7 +49,7 @@ func TestReportsCommands(t *testing.T) {
 	r2 := file(bob, mallory, "impersonation", "Claims to be alice")
 
 	var out bytes.Buffer
-	run := func(args ...string) error { out.Reset(); return runReports(ctx, args, &out) }
+	run := func(args ...string) error { out.Reset(); return reportsGroup.run(ctx, args, &out) }
 
 	// list: open reports, newest first.
 	if err := run("list"); err != nil {
@@ -212,7 +212,7 @@ func TestReportsOutputIsCleaned(t *testing.T) {
 	}
 	for _, args := range [][]string{{"list"}, {"show", id}} {
 		var out bytes.Buffer
-		if err := runReports(ctx, args, &out); err != nil {
+		if err := reportsGroup.run(ctx, args, &out); err != nil {
 			t.Fatal(err)
 		}
 		s := out.String()
