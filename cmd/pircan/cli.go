@@ -32,15 +32,15 @@ var runners = map[string]runner{
 	},
 	"reports":   reportsGroup.run,
 	"owner":     ownerGroup.run,
-	"token":     runToken,
-	"resources": runResources,
+	"token":     tokenGroup.run,
+	"resources": resourcesGroup.run,
 	"forum":     runForum,
 	"bench":     runBench,
 }
 
-// commands is the CLI. A group (channel, reports, owner, token) has one synopsis
-// line per subcommand, each starting with the group's name and the
-// subcommand's.
+// commands is the CLI. A group (channel, reports, owner, token, resources,
+// forum) has one synopsis line per subcommand, each starting with the
+// group's name and the subcommand's.
 var commands = []command{
 	{"serve", []string{"serve [--no-migrate] [--no-irc] [configuration flags]"}, "run the bot; migrates first unless --no-migrate; --no-irc: HTTP faces only"},
 	{"migrate", []string{"migrate"}, "bring the database schema up to date"},
@@ -155,15 +155,21 @@ func usagef(cmd, format string, args ...any) error {
 var helpShown = errors.New("help shown")
 
 // wantArgs checks the positional arguments of cmd against their names
-// ("<#name>"): a missing one is named, an extra one quoted.
+// ("<#name>"): a missing one is named, an extra one quoted. Optional ones
+// come last, bracketed ("[<account>]"); one given empty is the core's to
+// refuse, in its own words, as it refuses the value of a flag.
 func wantArgs(cmd string, pos []string, names ...string) error {
-	if len(pos) < len(names) {
-		return usagef(cmd, "missing argument %s", strings.Join(names[len(pos):], " "))
+	need := len(names)
+	for need > 0 && strings.HasPrefix(names[need-1], "[") {
+		need--
+	}
+	if len(pos) < need {
+		return usagef(cmd, "missing argument %s", strings.Join(names[len(pos):need], " "))
 	}
 	if len(pos) > len(names) {
 		return usagef(cmd, "unexpected argument %q", pos[len(names)])
 	}
-	for i, p := range pos {
+	for i, p := range pos[:min(len(pos), need)] {
 		if strings.TrimSpace(p) == "" {
 			return usagef(cmd, "argument %s is empty", names[i])
 		}
@@ -191,18 +197,6 @@ func subcommand(group string, args []string, out io.Writer, subs ...string) (str
 		}
 	}
 	return "", nil, usagef(group, "unknown subcommand %q (want %s)", args[0], strings.Join(subs, ", "))
-}
-
-// groupCommand is subcommand with the subcommand's common flags, writing
-// to out.
-func groupCommand(group string, args []string, out io.Writer, subs ...string) (string, *common, []string, error) {
-	sub, args, err := subcommand(group, args, out, subs...)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	c := newCommon(group + " " + sub)
-	c.out = out
-	return sub, c, args, nil
 }
 
 // subcmd is one row of a group's table (`forum boards add`): its

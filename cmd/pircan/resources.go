@@ -10,57 +10,55 @@ import (
 	"github.com/creatimus/pircan/pircan"
 )
 
-// runResources is `pircan resources list|show|remove`: the operators' side
-// of the resource library. A removal is audited with the operator as actor
-// and the publisher is told (NOTIFY resource_update, content-free).
-func runResources(ctx context.Context, args []string, out io.Writer) error {
-	sub, c, args, err := groupCommand("resources", args, out, "list", "show", "remove")
-	if err != nil {
-		return err
-	}
-	name := c.name
-	var by, reason *string
-	var limit *int
-	switch sub {
-	case "list":
-		by = c.fs.String("by", "", "only the resources of this agent (agent_id)")
-		limit = c.fs.Int("limit", 50, "how many of the newest resources to print")
-	case "remove":
-		reason = c.fs.String("reason", "", "why, for the audit log")
-	}
-	pos, err := c.parsePositional(args)
-	if err != nil {
-		return err
-	}
-	names := map[string][]string{"list": nil, "show": {"<resource_id>"}, "remove": {"<resource_id>"}}
-	if err := wantArgs(name, pos, names[sub]...); err != nil {
-		return err
-	}
-	switch sub {
-	case "list":
+// resourcesGroup is `pircan resources list|show|remove`: the operators'
+// side of the resource library. A removal is audited with the operator as
+// actor and the publisher is told (NOTIFY resource_update, content-free).
+var resourcesGroup = group{"resources", []subcmd{
+	{"list", nil, resourcesList},
+	{"show", []string{"<resource_id>"}, resourcesShow},
+	{"remove", []string{"<resource_id>"}, resourcesRemove},
+}}
+
+// resourcesList is `resources list [--by <agent_id>] [--limit n]`.
+func resourcesList(c *common) action {
+	by := c.fs.String("by", "", "only the resources of this agent (agent_id)")
+	limit := c.fs.Int("limit", 50, "how many of the newest resources to print")
+	return func(ctx context.Context, _ []string) error {
 		a := pircan.AllResourcesArgs{By: given(*by), Limit: limit}
 		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
 			page, err := core.AllResources(ctx, op, a)
 			if err != nil {
 				return err
 			}
-			return listResources(out, page)
+			return listResources(c.out, page)
 		})
-	case "show":
+	}
+}
+
+// resourcesShow is `resources show <resource_id>`.
+func resourcesShow(c *common) action {
+	return func(ctx context.Context, pos []string) error {
 		a := pircan.ResourceArgs{ResourceID: &pos[0]}
 		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
 			r, err := core.ReadResource(ctx, op, a)
 			if err != nil {
 				return err
 			}
-			return showResource(out, r)
+			return showResource(c.out, r)
 		})
 	}
-	a := pircan.RemoveResourceArgs{ResourceID: &pos[0], Reason: reason}
-	return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
-		r, err := core.RemoveResource(ctx, op, a)
-		return done(out, err, "ok: resource %s of agent %s removed (%d bytes); its publisher is told\n", r.ID, r.By.AgentID, r.Size)
-	})
+}
+
+// resourcesRemove is `resources remove <resource_id> [--reason text]`.
+func resourcesRemove(c *common) action {
+	reason := c.fs.String("reason", "", "why, for the audit log")
+	return func(ctx context.Context, pos []string) error {
+		a := pircan.RemoveResourceArgs{ResourceID: &pos[0], Reason: reason}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			r, err := core.RemoveResource(ctx, op, a)
+			return done(c.out, err, "ok: resource %s of agent %s removed (%d bytes); its publisher is told\n", r.ID, r.By.AgentID, r.Size)
+		})
+	}
 }
 
 func listResources(out io.Writer, page pircan.Page[pircan.Resource]) error {

@@ -13,35 +13,28 @@ import (
 	"github.com/creatimus/pircan/pircan"
 )
 
-// runToken is `pircan token issue|list|revoke`: the operators' side of the
-// HTTP faces' bearer tokens (DESIGN.md "Identity and tokens"). The rules
-// live in the core (pircan.Service); issuing and revoking are audited with
-// the operator as actor. A secret is printed once, by issue, alone on the
-// last line of stdout (`| tail -1`); nothing else ever shows it.
-func runToken(ctx context.Context, args []string, out io.Writer) error {
-	sub, c, args, err := groupCommand("token", args, out, "issue", "list", "revoke")
-	if err != nil {
-		return err
-	}
-	name := c.name
-	var label, expires, rights *string
-	if sub == "issue" {
-		label = c.fs.String("label", "", "a note on what the token is for")
-		rights = c.fs.String("rights", "", "the forum rights the token holds at most, comma-separated (read alone: read-only; without it: the account's)")
-		expires = c.fs.String("expires", "", "lifetime: Nd (days, e.g. 90d), Nh or a Go duration (1h30m); without it the token lasts until revoked")
-	}
-	pos, err := c.parsePositional(args)
-	if err != nil {
-		return err
-	}
-	switch sub {
-	case "issue":
-		if err := wantArgs(name, pos, "<account>"); err != nil {
-			return err
-		}
+// tokenGroup is `pircan token issue|list|revoke`: the operators' side of
+// the HTTP faces' bearer tokens (DESIGN.md "Identity and tokens"). The
+// rules live in the core (pircan.Service); issuing and revoking are
+// audited with the operator as actor. A secret is printed once, by issue,
+// alone on the last line of stdout (`| tail -1`); nothing else ever shows
+// it.
+var tokenGroup = group{"token", []subcmd{
+	{"issue", []string{"<account>"}, tokenIssue},
+	{"list", []string{"[<account>]"}, tokenList},
+	{"revoke", []string{"<token_id>"}, tokenRevoke},
+}}
+
+// tokenIssue is `token issue <account> [--label text] [--expires
+// <lifetime>] [--rights r,…]`.
+func tokenIssue(c *common) action {
+	label := c.fs.String("label", "", "a note on what the token is for")
+	rights := c.fs.String("rights", "", "the forum rights the token holds at most, comma-separated (read alone: read-only; without it: the account's)")
+	expires := c.fs.String("expires", "", "lifetime: Nd (days, e.g. 90d), Nh or a Go duration (1h30m); without it the token lasts until revoked")
+	return func(ctx context.Context, pos []string) error {
 		ttl, err := parseLifetime(*expires)
 		if err != nil {
-			return usagef(name, "--expires %q: %v", *expires, err)
+			return usagef(c.name, "--expires %q: %v", *expires, err)
 		}
 		a := pircan.IssueTokenArgs{Account: &pos[0], Label: label, ExpiresIn: given(ttl)}
 		// A --rights that names nothing is a mistake, not "the account's
@@ -52,19 +45,21 @@ func runToken(ctx context.Context, args []string, out io.Writer) error {
 			}
 		})
 		if a.Rights != nil && len(*a.Rights) == 0 {
-			return usagef(name, "--rights names no right (leave the flag out for the account's rights)")
+			return usagef(c.name, "--rights names no right (leave the flag out for the account's rights)")
 		}
 		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
 			t, err := core.IssueToken(ctx, op, a)
 			if err != nil {
 				return err
 			}
-			return printIssued(out, t)
+			return printIssued(c.out, t)
 		})
-	case "list":
-		if len(pos) > 1 {
-			return usagef(name, "unexpected argument %q", pos[1])
-		}
+	}
+}
+
+// tokenList is `token list [<account>]`.
+func tokenList(c *common) action {
+	return func(ctx context.Context, pos []string) error {
 		var a pircan.TokensArgs
 		if len(pos) == 1 {
 			a.Account = &pos[0]
@@ -74,17 +69,20 @@ func runToken(ctx context.Context, args []string, out io.Writer) error {
 			if err != nil {
 				return err
 			}
-			return listTokens(out, list, time.Now())
+			return listTokens(c.out, list, time.Now())
 		})
 	}
-	if err := wantArgs(name, pos, "<token_id>"); err != nil {
-		return err
+}
+
+// tokenRevoke is `token revoke <token_id>`.
+func tokenRevoke(c *common) action {
+	return func(ctx context.Context, pos []string) error {
+		a := pircan.TokenArgs{TokenID: &pos[0]}
+		return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
+			t, err := core.RevokeToken(ctx, op, a)
+			return done(c.out, err, "ok: token %s of %s revoked at %s\n", t.ID, t.Account, when(t.RevokedAt))
+		})
 	}
-	a := pircan.TokenArgs{TokenID: &pos[0]}
-	return c.operate(ctx, &a, func(core *pircan.Service, op pircan.Caller) error {
-		t, err := core.RevokeToken(ctx, op, a)
-		return done(out, err, "ok: token %s of %s revoked at %s\n", t.ID, t.Account, when(t.RevokedAt))
-	})
 }
 
 // parseLifetime reads --expires: Nd (days), and whatever time.ParseDuration
