@@ -61,6 +61,70 @@ func (rule ContactRule) Decide(me string, r NewContact, f ContactFacts) (Contact
 // one agent (the rule's, and ErrDuplicateRequest's when two race to be filed).
 var errDuplicateRequest = Errorf(CodeDuplicateRequest, "You already have a pending request to this agent; wait, or cancel it.")
 
+// DecisionFacts are what ACCEPT, DECLINE and CANCEL read, with the
+// request's row locked: of two racing decisions one wins and the other
+// finds the request decided.
+type DecisionFacts struct {
+	From, To     string   // the request's agents
+	Status       string   // as stored: pending, accepted, ...
+	Expired      bool     // pending past its 7 days
+	Scopes       []string // asked for
+	TTLDays      int      // asked for
+	TargetPolicy string
+}
+
+// DecisionOutcome is a decision as the store writes it.
+type DecisionOutcome struct {
+	Status    string   // accepted, declined, cancelled
+	DecidedBy string   // agent or owner; "" for a cancel
+	Scopes    []string // an acceptance's agreement: the scopes granted
+	TTLDays   int      // and its days
+}
+
+// DecideRequest is actor's decision d on a request, or the refusal each
+// door words (decisionErrors, ownerErrors): a request not the actor's to
+// decide reads as none (ErrNotFound), one no longer pending
+// (ErrNotPending), an agent's own acceptance or decline under
+// owner-decides (ErrNotAuthorized), a grant of more scopes or days than
+// asked (ErrInvalidGrant).
+func DecideRequest(actor Actor, d Decision, f DecisionFacts) (DecisionOutcome, error) {
+	decider := f.To
+	if d.Kind == DecideCancel {
+		decider = f.From
+	}
+	switch {
+	case decider != actor.AgentID:
+		return DecisionOutcome{}, ErrNotFound
+	case f.Status != "pending" || f.Expired:
+		return DecisionOutcome{}, ErrNotPending
+	case d.Kind != DecideCancel && !actor.ByOwner && f.TargetPolicy == PolicyOwnerDecides:
+		return DecisionOutcome{}, ErrNotAuthorized
+	}
+	out := DecisionOutcome{Status: decidedStatus[d.Kind], DecidedBy: "agent", Scopes: f.Scopes, TTLDays: f.TTLDays}
+	switch {
+	case d.Kind == DecideCancel:
+		out.DecidedBy = ""
+	case actor.ByOwner:
+		out.DecidedBy = "owner"
+	}
+	if d.Kind != DecideAccept {
+		return out, nil
+	}
+	if d.Scopes != nil {
+		if !Subset(d.Scopes, f.Scopes) {
+			return DecisionOutcome{}, ErrInvalidGrant
+		}
+		out.Scopes = d.Scopes
+	}
+	if d.TTLDays != 0 {
+		if d.TTLDays > f.TTLDays {
+			return DecisionOutcome{}, ErrInvalidGrant
+		}
+		out.TTLDays = d.TTLDays
+	}
+	return out, nil
+}
+
 // SendRule is SEND's rule under the limits in force. The store's one
 // statement counts and inserts only while both budgets have room (their
 // numbers are these Limits); the rule says which refused.

@@ -1,6 +1,7 @@
 package pircan_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/creatimus/pircan/pircan"
@@ -101,6 +102,54 @@ func TestSendRule(t *testing.T) {
 	} {
 		if err := rule.OverBudget(c.reply, c.conv); err.Code != c.code {
 			t.Errorf("over budget, reply %v, conversation %d: %v, want %s", c.reply, c.conv, err, c.code)
+		}
+	}
+}
+
+// ACCEPT, DECLINE and CANCEL's rule: who may decide, what may still be
+// decided, what an acceptance may grant, and who is recorded as deciding.
+func TestDecideRequest(t *testing.T) {
+	const from, to = "a", "b"
+	asked := []string{pircan.ScopeMessage, "task:x"}
+	pending := pircan.DecisionFacts{From: from, To: to, Status: "pending", Scopes: asked, TTLDays: 30, TargetPolicy: pircan.PolicyAgentDecides}
+	with := func(f func(*pircan.DecisionFacts)) pircan.DecisionFacts { c := pending; f(&c); return c }
+	target, requester := pircan.Actor{AgentID: to}, pircan.Actor{AgentID: from}
+	owner := pircan.Actor{AgentID: to, ByOwner: true}
+	accept := pircan.Decision{Kind: pircan.DecideAccept}
+	for _, c := range []struct {
+		name      string
+		actor     pircan.Actor
+		d         pircan.Decision
+		facts     pircan.DecisionFacts
+		err       error
+		status    string
+		decidedBy string
+		scopes    []string
+		ttl       int
+	}{
+		{"target accepts all", target, accept, pending, nil, "accepted", "agent", asked, 30},
+		{"target declines", target, pircan.Decision{Kind: pircan.DecideDecline}, pending, nil, "declined", "agent", asked, 30},
+		{"requester cancels", requester, pircan.Decision{Kind: pircan.DecideCancel}, pending, nil, "cancelled", "", asked, 30},
+		{"owner accepts", owner, accept, with(func(f *pircan.DecisionFacts) { f.TargetPolicy = pircan.PolicyOwnerDecides }), nil, "accepted", "owner", asked, 30},
+		{"fewer scopes, fewer days", target, pircan.Decision{Kind: pircan.DecideAccept, Scopes: []string{"task:x"}, TTLDays: 7}, pending, nil, "accepted", "agent", []string{"task:x"}, 7},
+		{"the requester cannot accept", requester, accept, pending, pircan.ErrNotFound, "", "", nil, 0},
+		{"the target cannot cancel", target, pircan.Decision{Kind: pircan.DecideCancel}, pending, pircan.ErrNotFound, "", "", nil, 0},
+		{"a stranger", pircan.Actor{AgentID: "c"}, accept, pending, pircan.ErrNotFound, "", "", nil, 0},
+		{"not its own before decided", requester, accept, with(func(f *pircan.DecisionFacts) { f.Status = "accepted" }), pircan.ErrNotFound, "", "", nil, 0},
+		{"decided", target, accept, with(func(f *pircan.DecisionFacts) { f.Status = "declined" }), pircan.ErrNotPending, "", "", nil, 0},
+		{"expired", requester, pircan.Decision{Kind: pircan.DecideCancel}, with(func(f *pircan.DecisionFacts) { f.Expired = true }), pircan.ErrNotPending, "", "", nil, 0},
+		{"owner-decides: not the agent", target, pircan.Decision{Kind: pircan.DecideDecline}, with(func(f *pircan.DecisionFacts) { f.TargetPolicy = pircan.PolicyOwnerDecides }), pircan.ErrNotAuthorized, "", "", nil, 0},
+		{"owner-decides: the requester still cancels", requester, pircan.Decision{Kind: pircan.DecideCancel}, with(func(f *pircan.DecisionFacts) { f.TargetPolicy = pircan.PolicyOwnerDecides }), nil, "cancelled", "", asked, 30},
+		{"a scope not asked for", target, pircan.Decision{Kind: pircan.DecideAccept, Scopes: []string{"task:y"}}, pending, pircan.ErrInvalidGrant, "", "", nil, 0},
+		{"more days than asked", owner, pircan.Decision{Kind: pircan.DecideAccept, TTLDays: 31}, pending, pircan.ErrInvalidGrant, "", "", nil, 0},
+	} {
+		out, err := pircan.DecideRequest(c.actor, c.d, c.facts)
+		if err != c.err {
+			t.Errorf("%s: %v, want %v", c.name, err, c.err)
+			continue
+		}
+		if c.err == nil && (out.Status != c.status || out.DecidedBy != c.decidedBy || !slices.Equal(out.Scopes, c.scopes) || out.TTLDays != c.ttl) {
+			t.Errorf("%s: %+v, want %s by %q, %v for %d days", c.name, out, c.status, c.decidedBy, c.scopes, c.ttl)
 		}
 	}
 }

@@ -36,7 +36,9 @@ type Store interface {
 	// duplicate is ErrDuplicateRequest).
 	Contact(ctx context.Context, actor Actor, r NewContact, rule ContactRule) (ContactResult, error)
 	Contacts(ctx context.Context, agentID string, incoming bool, status string, limit, offset int) ([]ContactItem, int, error)
-	// Decide accepts, declines or cancels a pending request.
+	// Decide accepts, declines or cancels a request: it reads
+	// DecisionFacts with the request locked and runs DecideRequest in its
+	// transaction, returning its refusal as it is.
 	Decide(ctx context.Context, actor Actor, d Decision) (DecisionResult, error)
 	Agreements(ctx context.Context, agentID string, includeEnded bool, limit, offset int) ([]AgreementItem, int, error)
 	Revoke(ctx context.Context, actor Actor, agreementID string) error

@@ -50,9 +50,12 @@ VALUES (@request_id, @requester, @target, @scopes, now() + make_interval(days =>
 RETURNING id, expires_at;
 
 -- name: LockRequest :one
-SELECT id, from_agent, to_agent, purpose, scopes, ttl_days, status,
-       (status = 'pending' AND created_at <= now() - interval '7 days')::boolean AS expired
-FROM contact_requests WHERE id = @id FOR UPDATE;
+-- The request, locked, with its target's policy (a decision's facts).
+SELECT r.id, r.from_agent, r.to_agent, r.purpose, r.scopes, r.ttl_days, r.status,
+       (r.status = 'pending' AND r.created_at <= now() - interval '7 days')::boolean AS expired,
+       a.policy AS target_policy
+FROM contact_requests r JOIN agents a ON a.id = r.to_agent
+WHERE r.id = @id FOR UPDATE OF r;
 
 -- name: DecideRequest :exec
 UPDATE contact_requests SET status = @status, decided_by = sqlc.narg('decided_by'), decided_at = now() WHERE id = @id;

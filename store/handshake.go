@@ -186,49 +186,16 @@ func (s *Store) Decide(ctx context.Context, actor pircan.Actor, d pircan.Decisio
 		if err != nil {
 			return notFound(err)
 		}
-		mine := req.ToAgent == actor.AgentID
-		if d.Kind == pircan.DecideCancel {
-			mine = req.FromAgent == actor.AgentID
+		out, err := pircan.DecideRequest(actor, d, pircan.DecisionFacts{From: req.FromAgent, To: req.ToAgent,
+			Status: req.Status, Expired: req.Expired, Scopes: req.Scopes, TTLDays: int(req.TtlDays), TargetPolicy: req.TargetPolicy})
+		if err != nil {
+			return err
 		}
-		if !mine {
-			return pircan.ErrNotFound // the same answer as for a request that does not exist
+		var decidedBy *string
+		if out.DecidedBy != "" {
+			decidedBy = &out.DecidedBy
 		}
-		if req.Status != "pending" || req.Expired {
-			return pircan.ErrNotPending
-		}
-		if d.Kind != pircan.DecideCancel && !actor.ByOwner {
-			target, err := q.AgentPolicy(ctx, req.ToAgent)
-			if err != nil {
-				return err
-			}
-			if target.Policy == pircan.PolicyOwnerDecides {
-				return pircan.ErrNotAuthorized
-			}
-		}
-		decidedBy := ptr("agent")
-		if actor.ByOwner {
-			decidedBy = ptr("owner")
-		}
-		status := map[string]string{pircan.DecideAccept: "accepted", pircan.DecideDecline: "declined", pircan.DecideCancel: "cancelled"}[d.Kind]
-		if d.Kind == pircan.DecideCancel {
-			decidedBy = nil
-		}
-		scopes, ttl := req.Scopes, int(req.TtlDays)
-		if d.Kind == pircan.DecideAccept {
-			if d.Scopes != nil {
-				if !pircan.Subset(d.Scopes, req.Scopes) {
-					return pircan.ErrInvalidGrant
-				}
-				scopes = d.Scopes
-			}
-			if d.TTLDays != 0 {
-				if d.TTLDays > ttl {
-					return pircan.ErrInvalidGrant
-				}
-				ttl = d.TTLDays
-			}
-		}
-		if err := q.DecideRequest(ctx, db.DecideRequestParams{ID: req.ID, Status: status, DecidedBy: decidedBy}); err != nil {
+		if err := q.DecideRequest(ctx, db.DecideRequestParams{ID: req.ID, Status: out.Status, DecidedBy: decidedBy}); err != nil {
 			return err
 		}
 		if err := audit(ctx, q, actor, "contact."+d.Kind, req.ID, map[string]any{"by_owner": actor.ByOwner}); err != nil {
@@ -240,11 +207,11 @@ func (s *Store) Decide(ctx context.Context, actor pircan.Actor, d pircan.Decisio
 		case pircan.DecideDecline:
 			return notify(ctx, q, req.FromAgent, pircan.NotifyContactUpdate)
 		}
-		g, err := createAgreement(ctx, q, actor, req.ID, req.FromAgent, req.ToAgent, scopes, ttl)
+		g, err := createAgreement(ctx, q, actor, req.ID, req.FromAgent, req.ToAgent, out.Scopes, out.TTLDays)
 		if err != nil {
 			return err
 		}
-		res = pircan.DecisionResult{AgreementID: g.ID, Scopes: scopes, ExpiresAt: g.ExpiresAt}
+		res = pircan.DecisionResult{AgreementID: g.ID, Scopes: out.Scopes, ExpiresAt: g.ExpiresAt}
 		if !actor.ByOwner {
 			return notify(ctx, q, req.FromAgent, pircan.NotifyContactUpdate)
 		}

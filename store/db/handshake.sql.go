@@ -429,22 +429,26 @@ func (q *Queries) LockAgreement(ctx context.Context, id string) (LockAgreementRo
 }
 
 const lockRequest = `-- name: LockRequest :one
-SELECT id, from_agent, to_agent, purpose, scopes, ttl_days, status,
-       (status = 'pending' AND created_at <= now() - interval '7 days')::boolean AS expired
-FROM contact_requests WHERE id = $1 FOR UPDATE
+SELECT r.id, r.from_agent, r.to_agent, r.purpose, r.scopes, r.ttl_days, r.status,
+       (r.status = 'pending' AND r.created_at <= now() - interval '7 days')::boolean AS expired,
+       a.policy AS target_policy
+FROM contact_requests r JOIN agents a ON a.id = r.to_agent
+WHERE r.id = $1 FOR UPDATE OF r
 `
 
 type LockRequestRow struct {
-	ID        string
-	FromAgent string
-	ToAgent   string
-	Purpose   string
-	Scopes    []string
-	TtlDays   int32
-	Status    string
-	Expired   bool
+	ID           string
+	FromAgent    string
+	ToAgent      string
+	Purpose      string
+	Scopes       []string
+	TtlDays      int32
+	Status       string
+	Expired      bool
+	TargetPolicy string
 }
 
+// The request, locked, with its target's policy (a decision's facts).
 func (q *Queries) LockRequest(ctx context.Context, id string) (LockRequestRow, error) {
 	row := q.db.QueryRow(ctx, lockRequest, id)
 	var i LockRequestRow
@@ -457,6 +461,7 @@ func (q *Queries) LockRequest(ctx context.Context, id string) (LockRequestRow, e
 		&i.TtlDays,
 		&i.Status,
 		&i.Expired,
+		&i.TargetPolicy,
 	)
 	return i, err
 }
