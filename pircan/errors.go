@@ -128,7 +128,6 @@ const (
 // Rule errors the store returns from inside its transactions; each
 // handler's table turns them into protocol errors with its own words.
 var (
-	ErrSelfContact      = fmt.Errorf("self contact")
 	ErrUnknownAgent     = fmt.Errorf("unknown agent")
 	ErrDuplicateRequest = fmt.Errorf("duplicate request")
 	ErrCooldown         = fmt.Errorf("cooldown")

@@ -125,6 +125,84 @@ func DecideRequest(actor Actor, d Decision, f DecisionFacts) (DecisionOutcome, e
 	return out, nil
 }
 
+// TaskFacts are what a new task's rule reads, with the requester's row
+// locked (racing tasks from several faces of one agent count each other)
+// and the agreements share-locked until the task references one.
+type TaskFacts struct {
+	TargetExists bool
+	TasksHour    int            // the requester's tasks in the last hour
+	Active       []TaskGranting // the requester's active agreements with the target, newest expiry first
+}
+
+// TaskGranting is an active agreement the requester asked for, which may
+// grant it task:<skill> scopes.
+type TaskGranting struct {
+	ID     string
+	Scopes []string
+}
+
+// TaskGrant is the agreement a task goes under, and its skill.
+type TaskGrant struct {
+	AgreementID string
+	Skill       string
+}
+
+// TaskRule is a new task's rule under the limits in force.
+type TaskRule struct{ Limits Limits }
+
+// errSelfTask refuses a task to the requester itself (before any read too).
+var errSelfTask = Errorf(CodeSelfContact, "You cannot send a task to yourself.")
+
+// Decide is the agreement and skill task t from me goes under, or the
+// refusal: the requester itself, an unknown target, no agreement granting
+// the skill (with none named: not exactly one skill granted), then the
+// hourly limit.
+func (rule TaskRule) Decide(me string, t NewTask, f TaskFacts) (TaskGrant, *Error) {
+	switch {
+	case t.To == me:
+		return TaskGrant{}, errSelfTask
+	case !f.TargetExists:
+		return TaskGrant{}, FieldError(CodeUnknownAgent, "to", "No agent %s.", t.To).Then(NextFind)
+	}
+	g, err := grantingAgreement(f.Active, t.Skill)
+	if err != nil {
+		return TaskGrant{}, err
+	}
+	if f.TasksHour >= rule.Limits.TasksHour {
+		return TaskGrant{}, Errorf(CodeRateLimited, "At most %d tasks per hour.", rule.Limits.TasksHour)
+	}
+	return g, nil
+}
+
+// grantingAgreement picks the first agreement granting task:<skill>.
+// Without a skill, the skill is the only one they grant: several is a
+// refusal naming the field (the caller must choose).
+func grantingAgreement(active []TaskGranting, skill string) (TaskGrant, *Error) {
+	if skill == "" {
+		var skills []string
+		for _, g := range active {
+			for _, s := range GrantedSkills(g.Scopes) {
+				if !slices.Contains(skills, s) {
+					skills = append(skills, s)
+				}
+			}
+		}
+		switch len(skills) {
+		case 0:
+		case 1:
+			skill = skills[0]
+		default:
+			return TaskGrant{}, FieldError(CodeInvalidArgument, "skill", "Name the skill: your agreements with this agent grant several task scopes.")
+		}
+	}
+	for _, g := range active {
+		if skill != "" && slices.Contains(GrantedSkills(g.Scopes), skill) {
+			return TaskGrant{AgreementID: g.ID, Skill: skill}, nil
+		}
+	}
+	return TaskGrant{}, Errorf(CodeNotAuthorized, "No active agreement grants you %s from this agent.", scopeTaskPrefix+orAny(skill)).Then(NextContact)
+}
+
 // SendRule is SEND's rule under the limits in force. The store's one
 // statement counts and inserts only while both budgets have room (their
 // numbers are these Limits); the rule says which refused.

@@ -153,3 +153,43 @@ func TestDecideRequest(t *testing.T) {
 		}
 	}
 }
+
+// A new task's rule: each refusal in its order, and which agreement and
+// skill a task goes under.
+func TestTaskRule(t *testing.T) {
+	const me, to = "a", "b"
+	l := pircan.DefaultLimits
+	rule := pircan.TaskRule{Limits: l}
+	chem := pircan.TaskGranting{ID: "g1", Scopes: []string{pircan.ScopeMessage, "task:chemistry"}}
+	both := pircan.TaskGranting{ID: "g2", Scopes: []string{"task:chemistry", "task:physics"}}
+	open := pircan.TaskFacts{TargetExists: true, Active: []pircan.TaskGranting{chem}}
+	for _, c := range []struct {
+		name      string
+		to, skill string
+		facts     pircan.TaskFacts
+		code      pircan.Code
+		field     string
+		agreement string
+		granted   string
+	}{
+		{"the one skill granted", to, "", open, "", "", "g1", "chemistry"},
+		{"a named skill", to, "chemistry", open, "", "", "g1", "chemistry"},
+		{"the first agreement granting it", to, "physics", pircan.TaskFacts{TargetExists: true, Active: []pircan.TaskGranting{chem, both}}, "", "", "g2", "physics"},
+		{"to itself", me, "", open, pircan.CodeSelfContact, "", "", ""},
+		{"no such agent", to, "", pircan.TaskFacts{Active: open.Active}, pircan.CodeUnknownAgent, "to", "", ""},
+		{"no agreement", to, "chemistry", pircan.TaskFacts{TargetExists: true}, pircan.CodeNotAuthorized, "", "", ""},
+		{"a skill not granted", to, "physics", open, pircan.CodeNotAuthorized, "", "", ""},
+		{"several skills, none named", to, "", pircan.TaskFacts{TargetExists: true, Active: []pircan.TaskGranting{both}}, pircan.CodeInvalidArgument, "skill", "", ""},
+		{"the hourly limit after the grant", to, "", pircan.TaskFacts{TargetExists: true, Active: open.Active, TasksHour: l.TasksHour}, pircan.CodeRateLimited, "", "", ""},
+		{"no grant before the hourly limit", to, "", pircan.TaskFacts{TargetExists: true, TasksHour: l.TasksHour}, pircan.CodeNotAuthorized, "", "", ""},
+		{"just under the hourly limit", to, "", pircan.TaskFacts{TargetExists: true, Active: open.Active, TasksHour: l.TasksHour - 1}, "", "", "g1", "chemistry"},
+	} {
+		g, err := rule.Decide(me, pircan.NewTask{To: c.to, Skill: c.skill, Text: "t"}, c.facts)
+		switch {
+		case c.code != "" && (err == nil || err.Code != c.code || err.Field != c.field):
+			t.Errorf("%s: %+v %v, want %s on %q", c.name, g, err, c.code, c.field)
+		case c.code == "" && (err != nil || g.AgreementID != c.agreement || g.Skill != c.granted):
+			t.Errorf("%s: %+v %v, want %s under %s", c.name, g, err, c.granted, c.agreement)
+		}
+	}
+}

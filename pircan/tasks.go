@@ -52,11 +52,10 @@ type NewTask struct {
 // never text) and the notifications: task_request for the target on a new
 // task, task_update for the other party on an answer or a cancel.
 type TaskStore interface {
-	// AddTask files a task from the actor's agent: ErrUnknownAgent,
-	// ErrSelfContact, ErrNotAuthorized (no active agreement grants the actor
-	// task:<skill> towards the target), ErrInvalidGrant (no skill given and
-	// not exactly one granted), ErrRateLimited (l.TasksHour in the last hour).
-	AddTask(ctx context.Context, actor Actor, t NewTask, l Limits) (Task, error)
+	// AddTask files a task from the actor's agent: it reads TaskFacts and
+	// runs rule.Decide in its transaction, returning the rule's refusal as
+	// it is.
+	AddTask(ctx context.Context, actor Actor, t NewTask, rule TaskRule) (Task, error)
 	// Tasks lists the agent's incoming (as target) or outgoing tasks, open
 	// ones first, then newest first; status "" or "any" for all.
 	Tasks(ctx context.Context, q TaskQuery) ([]Task, int, error)
@@ -136,20 +135,9 @@ func (s *Service) SendTask(ctx context.Context, c Caller, a SendTaskArgs) (Task,
 		t.Skill = *a.Skill
 	}
 	if t.To == agent.ID {
-		return Task{}, Errorf(CodeSelfContact, "You cannot send a task to yourself.")
+		return Task{}, errSelfTask // no round trip for what needs no row
 	}
-	l := s.cfg.Limits
-	task, serr := s.store.AddTask(ctx, c.actor(), t, l)
-	if serr != nil {
-		return Task{}, ruleErrors(serr, map[error]*Error{
-			ErrUnknownAgent:  FieldError(CodeUnknownAgent, "to", "No agent %s.", t.To).Then(NextFind),
-			ErrSelfContact:   Errorf(CodeSelfContact, "You cannot send a task to yourself."),
-			ErrNotAuthorized: Errorf(CodeNotAuthorized, "No active agreement grants you %s from this agent.", scopeTaskPrefix+orAny(t.Skill)).Then(NextContact),
-			ErrInvalidGrant:  FieldError(CodeInvalidArgument, "skill", "Name the skill: your agreements with this agent grant several task scopes."),
-			ErrRateLimited:   Errorf(CodeRateLimited, "At most %d tasks per hour.", l.TasksHour),
-		})
-	}
-	return task, nil
+	return s.store.AddTask(ctx, c.actor(), t, TaskRule{Limits: s.cfg.Limits})
 }
 
 func orAny(skill string) string {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"slices"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -18,13 +17,12 @@ import (
 // exists), the hourly count and the agreements; then, once decided from
 // them, one statement for the insert, its audit entry and the notification,
 // with the commit.
-func (s *Store) AddTask(ctx context.Context, actor pircan.Actor, t pircan.NewTask, l pircan.Limits) (pircan.Task, error) {
+func (s *Store) AddTask(ctx context.Context, actor pircan.Actor, t pircan.NewTask, rule pircan.TaskRule) (pircan.Task, error) {
 	me := actor.AgentID
-	if t.To == me {
-		return pircan.Task{}, pircan.ErrSelfContact
-	}
-	if !pircan.ValidID(t.To) {
-		return pircan.Task{}, pircan.ErrUnknownAgent
+	if t.To == me || !pircan.ValidID(t.To) {
+		// Refused before any read: the requester itself, or no agent.
+		_, refusal := rule.Decide(me, t, pircan.TaskFacts{})
+		return pircan.Task{}, refusal
 	}
 	var (
 		targetExists bool
@@ -46,16 +44,18 @@ func (s *Store) AddTask(ctx context.Context, actor pircan.Actor, t pircan.NewTas
 		if err := p.send(ctx); err != nil {
 			return err
 		}
-		if lockErr != nil || !targetExists {
-			return orErr(notFoundOr(lockErr), pircan.ErrUnknownAgent)
+		if err := notFoundOr(lockErr); err != nil {
+			return err // a failure; no row is no target
 		}
-		agreement, skill, err := grantingAgreement(active, t.Skill)
-		if err != nil {
-			return err
+		facts := pircan.TaskFacts{TargetExists: lockErr == nil && targetExists, TasksHour: int(count)}
+		for _, g := range active {
+			facts.Active = append(facts.Active, pircan.TaskGranting{ID: g.ID, Scopes: g.Scopes})
 		}
-		if count >= int64(l.TasksHour) {
-			return pircan.ErrRateLimited
+		grant, refusal := rule.Decide(me, t, facts)
+		if refusal != nil {
+			return refusal
 		}
+		agreement, skill := grant.AgreementID, grant.Skill
 		e, err := auditEntry(actor, "task.sent", "", map[string]any{"to": t.To, "agreement": agreement,
 			"skill": skill, "size": len(t.Text)})
 		if err != nil {
@@ -75,38 +75,6 @@ func (s *Store) AddTask(ctx context.Context, actor pircan.Actor, t pircan.NewTas
 	return task(db.TaskOfRow(r)), nil
 }
 
-// grantingAgreement picks, among the active agreements the requester asked
-// for (newest expiry first), the one granting task:<skill>. Without a skill,
-// the skill is the only one they grant: none is ErrNotAuthorized, several
-// ErrInvalidGrant (the caller must name one).
-func grantingAgreement(active []db.TaskAgreementsRow, skill string) (id, granted string, err error) {
-	if skill == "" {
-		var skills []string
-		for _, g := range active {
-			for _, s := range pircan.GrantedSkills(g.Scopes) {
-				if !slices.Contains(skills, s) {
-					skills = append(skills, s)
-				}
-			}
-		}
-		switch len(skills) {
-		case 0:
-			return "", "", pircan.ErrNotAuthorized
-		case 1:
-			skill = skills[0]
-		default:
-			return "", "", pircan.ErrInvalidGrant
-		}
-	}
-	for _, g := range active {
-		if slices.Contains(pircan.GrantedSkills(g.Scopes), skill) {
-			return g.ID, skill, nil
-		}
-	}
-	return "", "", pircan.ErrNotAuthorized
-}
-
-// Tasks implements pircan.TaskStore.
 func (s *Store) Tasks(ctx context.Context, tq pircan.TaskQuery) ([]pircan.Task, int, error) {
 	var out []pircan.Task
 	total := 0

@@ -481,7 +481,7 @@ func (s sizesStore) resource() pircan.Resource {
 		By: s.party(), CreatedAt: sizesAt, Readable: true}
 }
 
-func (s sizesStore) AddTask(context.Context, pircan.Actor, pircan.NewTask, pircan.Limits) (pircan.Task, error) {
+func (s sizesStore) AddTask(context.Context, pircan.Actor, pircan.NewTask, pircan.TaskRule) (pircan.Task, error) {
 	return s.task(), s.fail
 }
 func (s sizesStore) Tasks(context.Context, pircan.TaskQuery) ([]pircan.Task, int, error) {

@@ -35,20 +35,18 @@ func (f *fakeTasks) grant(from, to pircan.PartyRef, skill string) {
 	f.grants[k] = append(f.grants[k], skill)
 }
 
-func (f *fakeTasks) AddTask(_ context.Context, actor pircan.Actor, n pircan.NewTask, _ pircan.Limits) (pircan.Task, error) {
+func (f *fakeTasks) AddTask(_ context.Context, actor pircan.Actor, n pircan.NewTask, rule pircan.TaskRule) (pircan.Task, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	skills := f.grants[[2]string{actor.AgentID, n.To}]
-	skill := n.Skill
-	switch {
-	case len(skills) == 0 || (skill != "" && !slices.Contains(skills, skill)):
-		return pircan.Task{}, pircan.ErrNotAuthorized
-	case skill == "" && len(skills) != 1:
-		return pircan.Task{}, pircan.ErrInvalidGrant
-	case skill == "":
-		skill = skills[0]
+	facts := pircan.TaskFacts{TargetExists: true} // the fake keeps no directory
+	for _, skill := range f.grants[[2]string{actor.AgentID, n.To}] {
+		facts.Active = append(facts.Active, pircan.TaskGranting{ID: uuid(), Scopes: []string{"task:" + skill}})
 	}
-	t := pircan.Task{ID: uuid(), Skill: skill, From: f.names[actor.AgentID], To: f.names[n.To],
+	grant, refusal := rule.Decide(actor.AgentID, n, facts)
+	if refusal != nil {
+		return pircan.Task{}, refusal
+	}
+	t := pircan.Task{ID: uuid(), Skill: grant.Skill, From: f.names[actor.AgentID], To: f.names[n.To],
 		At: time.Now().UTC().Truncate(time.Second), State: pircan.TaskOpen, Text: n.Text}
 	f.list = append(f.list, t)
 	return t, nil
