@@ -145,11 +145,9 @@ const (
 	CodeDuplicateReport Code = "duplicate_report"
 )
 
-// Rule errors of REPORT (unknown_agent and rate_limited use the ones above).
-var (
-	ErrSelfReport      = fmt.Errorf("self report")
-	ErrDuplicateReport = fmt.Errorf("duplicate report")
-)
+// ErrDuplicateReport is the store's backstop when two reports on one agent
+// race past the rule (its unique index).
+var ErrDuplicateReport = fmt.Errorf("duplicate report")
 
 // AsError is err as the protocol error a face shows: a protocol error as it
 // is; anything else (a store failure, a timeout) is internal_error with a

@@ -32,7 +32,10 @@ type ReportArgs struct {
 	ResourceID *string `json:"resource_id" check:"id"`
 }
 
-var errSelfReport = Errorf(CodeSelfReport, "You cannot report your own agent.")
+var (
+	errSelfReport      = Errorf(CodeSelfReport, "You cannot report your own agent.")
+	errDuplicateReport = Errorf(CodeDuplicateReport, "You already have an open report on this agent; the operators will look at it.")
+)
 
 // Report files a report; it stays open until an operator resolves it.
 func (s *Service) Report(ctx context.Context, c Caller, a ReportArgs) (string, error) {
@@ -41,22 +44,12 @@ func (s *Service) Report(ctx context.Context, c Caller, a ReportArgs) (string, e
 		return "", err
 	}
 	if *a.AgentID == agent.ID {
-		return "", errSelfReport
+		return "", errSelfReport // no round trip for what needs no row
 	}
-	l := s.cfg.Limits
 	r := NewReport{Reported: *a.AgentID, Category: *a.Category, Details: *a.Details}
 	if a.ResourceID != nil {
 		r.Resource = *a.ResourceID
 	}
-	id, serr := s.store.Report(ctx, c.actor(), r, l)
-	if serr != nil {
-		return "", ruleErrors(serr, map[error]*Error{
-			ErrSelfReport:      errSelfReport,
-			ErrUnknownAgent:    FieldError(CodeUnknownAgent, "agent_id", "No agent %s.", *a.AgentID).Then(NextFind),
-			ErrDuplicateReport: Errorf(CodeDuplicateReport, "You already have an open report on this agent; the operators will look at it."),
-			ErrRateLimited:     Errorf(CodeRateLimited, "At most %d reports per hour.", l.ReportsHour),
-			ErrNotFound:        FieldError(CodeNotFound, "resource_id", "No such resource of that agent."),
-		})
-	}
-	return id, nil
+	id, serr := s.store.Report(ctx, c.actor(), r, ReportRule{Limits: s.cfg.Limits})
+	return id, ruleErrors(serr, map[error]*Error{ErrDuplicateReport: errDuplicateReport})
 }

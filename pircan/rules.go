@@ -203,6 +203,38 @@ func grantingAgreement(active []TaskGranting, skill string) (TaskGrant, *Error) 
 	return TaskGrant{}, Errorf(CodeNotAuthorized, "No active agreement grants you %s from this agent.", scopeTaskPrefix+orAny(skill)).Then(NextContact)
 }
 
+// ReportFacts are what REPORT's rule reads, with the reporter's row locked
+// (racing reports of one account count each other) and the named resource
+// share-locked until the report references it.
+type ReportFacts struct {
+	TargetExists  bool
+	ResourceFound bool // the named resource is the reported agent's
+	ReportsHour   int  // the reporter's reports in the last hour
+	OpenReport    bool // the reporter's open report on the same agent
+}
+
+// ReportRule is REPORT's rule under the limits in force.
+type ReportRule struct{ Limits Limits }
+
+// Decide refuses report r from me, or allows it (nil): the reporter
+// itself, an unknown agent, a resource not the agent's, the hourly limit,
+// then one open report per agent.
+func (rule ReportRule) Decide(me string, r NewReport, f ReportFacts) *Error {
+	switch {
+	case r.Reported == me:
+		return errSelfReport
+	case !f.TargetExists:
+		return FieldError(CodeUnknownAgent, "agent_id", "No agent %s.", r.Reported).Then(NextFind)
+	case r.Resource != "" && !f.ResourceFound:
+		return FieldError(CodeNotFound, "resource_id", "No such resource of that agent.")
+	case f.ReportsHour >= rule.Limits.ReportsHour:
+		return Errorf(CodeRateLimited, "At most %d reports per hour.", rule.Limits.ReportsHour)
+	case f.OpenReport:
+		return errDuplicateReport
+	}
+	return nil
+}
+
 // SendRule is SEND's rule under the limits in force. The store's one
 // statement counts and inserts only while both budgets have room (their
 // numbers are these Limits); the rule says which refused.

@@ -193,3 +193,35 @@ func TestTaskRule(t *testing.T) {
 		}
 	}
 }
+
+// REPORT's rule: each refusal in its order.
+func TestReportRule(t *testing.T) {
+	const me, on = "a", "b"
+	l := pircan.DefaultLimits
+	rule := pircan.ReportRule{Limits: l}
+	open := pircan.ReportFacts{TargetExists: true}
+	for _, c := range []struct {
+		name     string
+		reported string
+		resource string
+		facts    pircan.ReportFacts
+		code     pircan.Code
+		field    string
+	}{
+		{"filed", on, "", open, "", ""},
+		{"about one of its resources", on, "r", pircan.ReportFacts{TargetExists: true, ResourceFound: true}, "", ""},
+		{"itself", me, "", open, pircan.CodeSelfReport, ""},
+		{"no such agent", on, "", pircan.ReportFacts{ReportsHour: l.ReportsHour}, pircan.CodeUnknownAgent, "agent_id"},
+		{"a resource not the agent's", on, "r", pircan.ReportFacts{TargetExists: true, ReportsHour: l.ReportsHour}, pircan.CodeNotFound, "resource_id"},
+		{"the hourly limit", on, "", pircan.ReportFacts{TargetExists: true, ReportsHour: l.ReportsHour, OpenReport: true}, pircan.CodeRateLimited, ""},
+		{"one open report per agent", on, "", pircan.ReportFacts{TargetExists: true, ReportsHour: l.ReportsHour - 1, OpenReport: true}, pircan.CodeDuplicateReport, ""},
+	} {
+		err := rule.Decide(me, pircan.NewReport{Reported: c.reported, Resource: c.resource, Category: "spam"}, c.facts)
+		switch {
+		case c.code == "" && err != nil:
+			t.Errorf("%s: %v, want it filed", c.name, err)
+		case c.code != "" && (err == nil || err.Code != c.code || err.Field != c.field):
+			t.Errorf("%s: %v, want %s on %q", c.name, err, c.code, c.field)
+		}
+	}
+}

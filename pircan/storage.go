@@ -67,9 +67,10 @@ type Store interface {
 	// ClearOwner withdraws a pending or declined proposal and returns it
 	// (nil: there was none); ErrOwnerConfirmed for a confirmed owner.
 	ClearOwner(ctx context.Context, actor Actor) (*Binding, error)
-	// Report files a report on another agent; the hourly limit and the one
-	// open report per reported agent hold under racing reports.
-	Report(ctx context.Context, actor Actor, r NewReport, l Limits) (reportID string, err error)
+	// Report files a report on another agent: it reads ReportFacts and runs
+	// rule.Decide in its transaction, returning its refusal as it is (a
+	// racing duplicate is ErrDuplicateReport).
+	Report(ctx context.Context, actor Actor, r NewReport, rule ReportRule) (reportID string, err error)
 
 	OwnerStore
 	OperatorStore

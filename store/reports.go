@@ -7,42 +7,24 @@ import (
 	"github.com/creatimus/pircan/store/db"
 )
 
-// Report implements pircan.Store: every rule of REPORT is checked inside one
+// Report implements pircan.Store: REPORT's facts are read inside one
 // transaction, with the reporter's row locked, so racing reports (several
-// connections of one account, later MCP) beat neither the hourly limit nor
-// the one open report per reported agent.
-func (s *Store) Report(ctx context.Context, actor pircan.Actor, r pircan.NewReport, l pircan.Limits) (string, error) {
+// connections of one account, MCP) beat neither the hourly limit nor the
+// one open report per reported agent; the core's rule decides from them.
+func (s *Store) Report(ctx context.Context, actor pircan.Actor, r pircan.NewReport, rule pircan.ReportRule) (string, error) {
 	var id string
 	me := actor.AgentID
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		if r.Reported == me {
-			return pircan.ErrSelfReport
-		}
-		if !pircan.ValidID(r.Reported) {
-			return pircan.ErrUnknownAgent
-		}
-		if ok, err := q.AgentExists(ctx, r.Reported); err != nil || !ok {
-			return orErr(err, pircan.ErrUnknownAgent)
-		}
-		if err := q.LockAgent(ctx, me); err != nil {
+		f, err := reportFacts(ctx, q, me, r)
+		if err != nil {
 			return err
+		}
+		if refusal := rule.Decide(me, r, f); refusal != nil {
+			return refusal
 		}
 		var resource *string
 		if r.Resource != "" {
-			// One of the reported agent's, held until the report references it.
-			if !pircan.ValidID(r.Resource) {
-				return pircan.ErrNotFound
-			}
-			if _, err := q.LockResourceOf(ctx, db.LockResourceOfParams{ID: r.Resource, AgentID: r.Reported}); err != nil {
-				return notFound(err)
-			}
 			resource = &r.Resource
-		}
-		if n, err := q.CountReportsLastHour(ctx, me); err != nil || n >= int64(l.ReportsHour) {
-			return orErr(err, pircan.ErrRateLimited)
-		}
-		if open, err := q.HasOpenReport(ctx, db.HasOpenReportParams{Reporter: me, Reported: r.Reported}); err != nil || open {
-			return orErr(err, pircan.ErrDuplicateReport)
 		}
 		row, err := q.InsertReport(ctx, db.InsertReportParams{Reporter: me, Reported: r.Reported,
 			Category: r.Category, Details: r.Details, ResourceID: resource})
@@ -60,6 +42,37 @@ func (s *Store) Report(ctx context.Context, actor pircan.Actor, r pircan.NewRepo
 		return audit(ctx, q, actor, "report.file", row.ID, details)
 	})
 	return id, err
+}
+
+// reportFacts reads what REPORT's rule needs, taking its locks: none past
+// a reported agent that is the reporter or does not exist.
+func reportFacts(ctx context.Context, q *db.Queries, me string, r pircan.NewReport) (pircan.ReportFacts, error) {
+	var f pircan.ReportFacts
+	if r.Reported == me || !pircan.ValidID(r.Reported) {
+		return f, nil
+	}
+	var err error
+	if f.TargetExists, err = q.AgentExists(ctx, r.Reported); err != nil || !f.TargetExists {
+		return f, err
+	}
+	if err := q.LockAgent(ctx, me); err != nil {
+		return f, err
+	}
+	if r.Resource != "" && pircan.ValidID(r.Resource) {
+		// One of the reported agent's, held until the report references it.
+		_, lockErr := q.LockResourceOf(ctx, db.LockResourceOfParams{ID: r.Resource, AgentID: r.Reported})
+		if err := notFoundOr(lockErr); err != nil {
+			return f, err
+		}
+		f.ResourceFound = lockErr == nil
+	}
+	n, err := q.CountReportsLastHour(ctx, me)
+	if err != nil {
+		return f, err
+	}
+	f.ReportsHour = int(n)
+	f.OpenReport, err = q.HasOpenReport(ctx, db.HasOpenReportParams{Reporter: me, Reported: r.Reported})
+	return f, err
 }
 
 // ListReports returns up to limit reports of a status (open, resolved or

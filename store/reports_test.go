@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,7 +14,7 @@ import (
 // helpers (hs, act, wantErr, noSuchID) are handshake_test.go's.
 
 func (h *hs) report(from pircan.Agent, reported string, category, details string) (string, error) {
-	return h.s.Report(h.ctx, act(from), pircan.NewReport{Reported: reported, Category: category, Details: details}, pircan.DefaultLimits)
+	return h.s.Report(h.ctx, act(from), pircan.NewReport{Reported: reported, Category: category, Details: details}, pircan.ReportRule{Limits: pircan.DefaultLimits})
 }
 
 func (h *hs) mustReport(from, reported pircan.Agent) string {
@@ -33,7 +32,7 @@ func TestReportSelfAndUnknownAgent(t *testing.T) {
 	a := h.agent("alice")
 	audits := h.lastAuditID()
 	_, err := h.report(a, a.ID, "spam", "me")
-	wantErr(t, "report self", err, pircan.ErrSelfReport)
+	wantErr(t, "report self", err, pircan.CodeSelfReport)
 	_, err = h.report(a, noSuchID, "spam", "nobody")
 	wantErr(t, "report a valid UUID that is no agent", err, pircan.ErrUnknownAgent)
 	_, err = h.report(a, "not-a-uuid", "spam", "nobody")
@@ -54,7 +53,7 @@ func TestReportDuplicateUntilResolved(t *testing.T) {
 	a, b, c := h.agent("alice"), h.agent("bob"), h.agent("carol")
 	first := h.mustReport(a, b)
 	_, err := h.report(a, b.ID, "abuse", "again")
-	wantErr(t, "second open report", err, pircan.ErrDuplicateReport)
+	wantErr(t, "second open report", err, pircan.CodeDuplicateReport)
 	h.mustReport(c, b) // another reporter
 	h.mustReport(b, a) // the other way round
 	h.mustReport(a, c) // another target
@@ -91,7 +90,7 @@ func TestReportRateLimited(t *testing.T) {
 	}
 	// Refused reports do not count; the limit is per reporter.
 	_, err := h.report(r, r.ID, "spam", "self")
-	wantErr(t, "self", err, pircan.ErrSelfReport)
+	wantErr(t, "self", err, pircan.CodeSelfReport)
 	_, err = h.report(r, targets[5].ID, "spam", "sixth")
 	wantErr(t, "6th report in an hour", err, pircan.ErrRateLimited)
 	h.mustReport(targets[6], targets[5])
@@ -130,7 +129,7 @@ func (h *hs) strs(sql string, args ...any) []string {
 
 // race runs n calls at once and counts the successes; every failure must be
 // one of the allowed rule errors.
-func race(t *testing.T, n int, call func(i int) error, allowed ...error) int {
+func race(t *testing.T, n int, call func(i int) error, allowed ...any) int {
 	t.Helper()
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -150,7 +149,7 @@ func race(t *testing.T, n int, call func(i int) error, allowed ...error) int {
 		switch {
 		case err == nil:
 			ok++
-		case !slices.ContainsFunc(allowed, func(e error) bool { return errors.Is(err, e) }):
+		case !slices.ContainsFunc(allowed, func(w any) bool { return is(err, w) }):
 			t.Errorf("call %d: %v", i, err)
 		}
 	}
@@ -177,7 +176,7 @@ func TestRacingReportsKeepTheLimits(t *testing.T) {
 	t.Run("one open per pair", func(t *testing.T) {
 		h := newHS(t)
 		r, b := h.agent("reporter"), h.agent("bob")
-		ok := race(t, 10, func(int) error { _, err := h.report(r, b.ID, "spam", "racing"); return err }, pircan.ErrDuplicateReport)
+		ok := race(t, 10, func(int) error { _, err := h.report(r, b.ID, "spam", "racing"); return err }, pircan.CodeDuplicateReport)
 		if ok != 1 {
 			t.Errorf("%d of 10 racing reports of one agent succeeded, want 1", ok)
 		}

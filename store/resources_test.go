@@ -49,7 +49,7 @@ func TestResourceAuditAndReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := h.s.Report(h.ctx, act(a), pircan.NewReport{Reported: b.ID, Category: "spam", Details: "ads", Resource: r.ID}, pircan.DefaultLimits)
+	id, err := h.s.Report(h.ctx, act(a), pircan.NewReport{Reported: b.ID, Category: "spam", Details: "ads", Resource: r.ID}, pircan.ReportRule{Limits: pircan.DefaultLimits})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestReportsCommands(t *testing.T) {
 	alice, bob, mallory := agent("alice"), agent("bob"), agent("mallory")
 	file := func(from, on pircan.Agent, category, details string) string {
 		id, err := st.Report(ctx, pircan.Actor{Account: from.Account, AgentID: from.ID},
-			pircan.NewReport{Reported: on.ID, Category: category, Details: details}, pircan.DefaultLimits)
+			pircan.NewReport{Reported: on.ID, Category: category, Details: details}, pircan.ReportRule{Limits: pircan.DefaultLimits})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestReportsOutputIsCleaned(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, err := st.Report(ctx, pircan.Actor{Account: a.Account, AgentID: a.ID},
-		pircan.NewReport{Reported: b.ID, Category: "abuse", Details: "plain"}, pircan.DefaultLimits)
+		pircan.NewReport{Reported: b.ID, Category: "abuse", Details: "plain"}, pircan.ReportRule{Limits: pircan.DefaultLimits})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,7 +152,7 @@ func (goldenStore) NameOwner(_ context.Context, _ pircan.Actor, account string) 
 func (goldenStore) ClearOwner(context.Context, pircan.Actor) (*pircan.Binding, error) {
 	return nil, nil
 }
-func (goldenStore) Report(context.Context, pircan.Actor, pircan.NewReport, pircan.Limits) (string, error) {
+func (goldenStore) Report(context.Context, pircan.Actor, pircan.NewReport, pircan.ReportRule) (string, error) {
 	return goldenRepID, nil
 }
 func (goldenStore) Resources(context.Context, pircan.ResourceQuery) ([]pircan.Resource, int, error) {

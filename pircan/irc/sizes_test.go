@@ -152,7 +152,7 @@ func (s sizesStore) NameOwner(context.Context, pircan.Actor, string) (pircan.Bin
 func (s sizesStore) ClearOwner(context.Context, pircan.Actor) (*pircan.Binding, error) {
 	return s.binding(), s.fail
 }
-func (s sizesStore) Report(context.Context, pircan.Actor, pircan.NewReport, pircan.Limits) (string, error) {
+func (s sizesStore) Report(context.Context, pircan.Actor, pircan.NewReport, pircan.ReportRule) (string, error) {
 	return sizesUUID, s.fail
 }
 
