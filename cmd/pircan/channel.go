@@ -10,10 +10,10 @@ import (
 // channelGroup is `pircan channel add|list|invite|remove`: the channels
 // PIRCAN joins and lists, but never the lobby (--lobby), which it keeps.
 var channelGroup = group{"channel", []subcmd{
-	{"add", []string{"<#name>"}, channelAdd},
-	{"list", nil, channelList},
-	{"invite", []string{"<#name>", "<agent_id>"}, channelInvite},
-	{"remove", []string{"<#name>"}, channelRemove},
+	{"add", []string{"<#name>"}, channelAdd, nil},
+	{"list", nil, channelList, nil},
+	{"invite", []string{"<#name>", "<agent_id>"}, channelInvite, nil},
+	{"remove", []string{"<#name>"}, channelRemove, nil},
 }}
 
 // channelAdd is `channel add <#name> [--private] [--topic text]`.

@@ -34,7 +34,7 @@ var runners = map[string]runner{
 	"owner":     ownerGroup.run,
 	"token":     tokenGroup.run,
 	"resources": resourcesGroup.run,
-	"forum":     runForum,
+	"forum":     forumGroup.run,
 	"bench":     runBench,
 }
 
@@ -181,31 +181,15 @@ func wantArgs(cmd string, pos []string, names ...string) error {
 // apart, flushed by the caller.
 func table(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 4, 2, ' ', 0) }
 
-// subcommand splits a group's subcommand off its arguments.
-func subcommand(group string, args []string, out io.Writer, subs ...string) (string, []string, error) {
-	if len(args) == 0 {
-		return "", nil, usagef(group, "name a subcommand: %s", strings.Join(subs, ", "))
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(out, synopsis(group))
-		return "", nil, &groupHelp{subs: subs}
-	}
-	for _, s := range subs {
-		if args[0] == s {
-			return s, args[1:], nil
-		}
-	}
-	return "", nil, usagef(group, "unknown subcommand %q (want %s)", args[0], strings.Join(subs, ", "))
-}
-
 // subcmd is one row of a group's table (`forum boards add`): its
 // positional arguments, named as wantArgs names them, and flags, which
-// declares its own flags on c and returns what runs once they are parsed.
+// declares its own flags on c and returns what runs once they are parsed;
+// or, for a group within the group (`forum boards`), that group alone.
 type subcmd struct {
 	name  string
 	args  []string
 	flags func(c *common) action
+	group *group
 }
 
 // action is a subcommand run with its flags parsed and its positional
@@ -220,20 +204,31 @@ type group struct {
 	subs []subcmd
 }
 
-// run splits the subcommand off, lets it declare its flags, parses them
-// with the configuration flags, checks its positional arguments and runs
-// it.
+// run splits the subcommand off (on --help, the group's synopsis: run or
+// nested adds the flags), lets it declare its flags, parses them with the
+// configuration flags, checks its positional arguments and runs it.
 func (g group) run(ctx context.Context, args []string, out io.Writer) error {
 	names := make([]string, len(g.subs))
 	for i, s := range g.subs {
 		names[i] = s.name
 	}
-	sub, args, err := subcommand(g.name, args, out, names...)
-	if err != nil {
-		return err
+	if len(args) == 0 {
+		return usagef(g.name, "name a subcommand: %s", strings.Join(names, ", "))
 	}
-	s := g.subs[slices.Index(names, sub)]
-	c := newCommon(g.name + " " + sub)
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(out, synopsis(g.name))
+		return &groupHelp{subs: names}
+	}
+	i := slices.Index(names, args[0])
+	if i < 0 {
+		return usagef(g.name, "unknown subcommand %q (want %s)", args[0], strings.Join(names, ", "))
+	}
+	s, args := g.subs[i], args[1:]
+	if s.group != nil {
+		return s.group.nested(ctx, args, out)
+	}
+	c := newCommon(g.name + " " + s.name)
 	c.out = out
 	act := s.flags(c)
 	pos, err := c.parsePositional(args)

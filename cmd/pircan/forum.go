@@ -9,57 +9,57 @@ import (
 	"github.com/creatimus/pircan/pircan"
 )
 
-// runForum is `pircan forum …`: an operator moderates the Parley forum
+// forumGroup is `pircan forum …`: an operator moderates the Parley forum
 // (DESIGN.md "Who speaks") as human:<operator>, with authority over every
 // thread: confirms or declines a model's proposal, closes, reopens, sets a
 // side state, forbids or allows AI reactions, reads a thread, adds boards
 // and sets an account's rights.
 // Each subcommand is one core operation called by the operator's Caller;
 // the core writes the audit row and words every refusal.
-func runForum(ctx context.Context, args []string, out io.Writer) error {
-	sub, args, err := subcommand("forum", args, out, "confirm", "decline", "close", "reopen", "forbid-ai", "allow-ai", "state",
-		"show", "boards", "rights", "seal", "requests")
-	if err != nil {
-		return err
-	}
-	switch sub {
-	case "boards":
-		return forumBoards.nested(ctx, args, out)
-	case "seal":
-		return runForumSeal(ctx, args, out)
-	case "requests":
-		return forumRequests.nested(ctx, args, out)
-	}
-	name := "forum " + sub
-	c := newCommon(name)
-	c.out = out
-	var after *string
-	var grant, revoke *string
-	switch sub {
-	case "show":
-		after = c.fs.String("after", "", "show the messages after this one (msg_<n>): the next page")
-	case "rights":
-		grant = c.fs.String("grant", "", "rights to add, comma-separated ("+strings.Join(pircan.ForumRights, ", ")+")")
-		revoke = c.fs.String("revoke", "", "rights to take away, comma-separated")
-	}
-	pos, err := c.parsePositional(args)
-	if err != nil {
-		return err
-	}
-	switch sub {
-	case "state":
-		if err := wantArgs(name, pos, "<thread>", "<state>"); err != nil {
-			return err
+var forumGroup = group{"forum", []subcmd{
+	{"confirm", []string{"<thread>"}, forumMark("confirm"), nil},
+	{"decline", []string{"<thread>"}, forumMark("decline"), nil},
+	{"close", []string{"<thread>"}, forumMark("close"), nil},
+	{"reopen", []string{"<thread>"}, forumMark("reopen"), nil},
+	{"forbid-ai", []string{"<thread>"}, forumMark("forbid-ai"), nil},
+	{"allow-ai", []string{"<thread>"}, forumMark("allow-ai"), nil},
+	{"state", []string{"<thread>", "<state>"}, forumState, nil},
+	{"show", []string{"<thread>"}, forumShow, nil},
+	{"boards", nil, nil, &forumBoards},
+	{"rights", []string{"<account>"}, forumRights, nil},
+	{"seal", []string{"<claim>", "<supports|refutes>"}, forumSeal, nil},
+	{"requests", nil, nil, &forumRequests},
+}}
+
+// forumMark is a human's mark, by name: `forum confirm|decline|close|
+// reopen|forbid-ai|allow-ai <thread>`.
+func forumMark(move string) func(c *common) action {
+	return func(c *common) action {
+		return func(ctx context.Context, pos []string) error {
+			a := pircan.ThreadMoveArgs{ID: key(pos[0]), Move: &move}
+			return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+				t, err := core.MoveThread(ctx, op, a)
+				return printMarked(c.out, t, err)
+			})
 		}
+	}
+}
+
+// forumState is `forum state <thread> <deferred|obsolete|rejected>`.
+func forumState(c *common) action {
+	return func(ctx context.Context, pos []string) error {
 		a := pircan.ThreadStateArgs{ThreadMarkArgs: pircan.ThreadMarkArgs{ID: key(pos[0])}, State: &pos[1]}
 		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
 			t, err := core.SetThreadState(ctx, op, a)
-			return printMarked(out, t, err)
+			return printMarked(c.out, t, err)
 		})
-	case "show":
-		if err := wantArgs(name, pos, "<thread>"); err != nil {
-			return err
-		}
+	}
+}
+
+// forumShow is `forum show <thread> [--after msg_<n>]`.
+func forumShow(c *common) action {
+	after := c.fs.String("after", "", "show the messages after this one (msg_<n>): the next page")
+	return func(ctx context.Context, pos []string) error {
 		a := pircan.HumanThreadArgs{ThreadArgs: pircan.ThreadArgs{ID: key(pos[0]), Limit: ptr(pircan.MaxThreadPage)}}
 		if *after != "" {
 			a.After = key(*after)
@@ -69,46 +69,41 @@ func runForum(ctx context.Context, args []string, out io.Writer) error {
 			if err != nil {
 				return err
 			}
-			return printThread(out, core, t)
+			return printThread(c.out, core, t)
 		})
-	case "rights":
-		if err := wantArgs(name, pos, "<account>"); err != nil {
-			return err
-		}
+	}
+}
+
+// forumRights is `forum rights <account> [--grant r,…] [--revoke r,…]`:
+// without flags, the account's rights and the extensions it wrote under.
+func forumRights(c *common) action {
+	grant := c.fs.String("grant", "", "rights to add, comma-separated ("+strings.Join(pircan.ForumRights, ", ")+")")
+	revoke := c.fs.String("revoke", "", "rights to take away, comma-separated")
+	return func(ctx context.Context, pos []string) error {
 		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
 			if *grant == "" && *revoke == "" {
 				r, err := core.ForumAccountRights(ctx, op, pircan.AccountArgs{Account: &pos[0]})
 				if err != nil {
 					return err
 				}
-				if err := printRights(out, pos[0], r.Rights, r.Explicit); err != nil {
+				if err := printRights(c.out, pos[0], r.Rights, r.Explicit); err != nil {
 					return err
 				}
-				return printExtensions(out, r.Extensions)
+				return printExtensions(c.out, r.Extensions)
 			}
 			rights, err := core.SetForumRights(ctx, op, pircan.RightsArgs{Account: pos[0], Grant: splitList(*grant), Revoke: splitList(*revoke)})
 			if err != nil {
 				return err
 			}
-			return printRights(out, pos[0], rights, true)
+			return printRights(c.out, pos[0], rights, true)
 		})
 	}
-	// confirm, decline, close, reopen, forbid-ai, allow-ai: a human's
-	// marks, by name.
-	if err := wantArgs(name, pos, "<thread>"); err != nil {
-		return err
-	}
-	a := pircan.ThreadMoveArgs{ID: key(pos[0]), Move: &sub}
-	return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
-		t, err := core.MoveThread(ctx, op, a)
-		return printMarked(out, t, err)
-	})
 }
 
 // forumBoards is `pircan forum boards add|list`.
 var forumBoards = group{"forum boards", []subcmd{
-	{"add", []string{"<slug>"}, boardsAdd},
-	{"list", nil, boardsList},
+	{"add", []string{"<slug>"}, boardsAdd, nil},
+	{"list", nil, boardsList, nil},
 }}
 
 // boardsAdd is `forum boards add <slug> --name text [--description text]`.

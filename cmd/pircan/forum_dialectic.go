@@ -13,27 +13,20 @@ import (
 // claim (a human's sealed attestation) and reviews access requests, each
 // one core operation by human:<operator>.
 
-// runForumSeal is `pircan forum seal <claim> <supports|refutes>`.
-func runForumSeal(ctx context.Context, args []string, out io.Writer) error {
-	c := newCommon("forum seal")
-	c.out = out
-	pos, err := c.parsePositional(args)
-	if err != nil {
-		return err
+// forumSeal is `forum seal <claim> <supports|refutes>`.
+func forumSeal(c *common) action {
+	return func(ctx context.Context, pos []string) error {
+		return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
+			cl, err := core.SealClaim(ctx, op, pircan.SealArgs{ID: ptr(pircan.Key(pos[0])), Verdict: &pos[1]})
+			return done(c.out, err, "ok: %s sealed %s by you; the claim is %s\n", pircan.ClaimKey(cl.ID), pos[1], cl.State)
+		})
 	}
-	if err := wantArgs("forum seal", pos, "<claim>", "<supports|refutes>"); err != nil {
-		return err
-	}
-	return c.operateForum(ctx, func(core *pircan.Service, op pircan.Caller) error {
-		cl, err := core.SealClaim(ctx, op, pircan.SealArgs{ID: ptr(pircan.Key(pos[0])), Verdict: &pos[1]})
-		return done(out, err, "ok: %s sealed %s by you; the claim is %s\n", pircan.ClaimKey(cl.ID), pos[1], cl.State)
-	})
 }
 
 // forumRequests is `pircan forum requests list|review`.
 var forumRequests = group{"forum requests", []subcmd{
-	{"list", nil, requestsList},
-	{"review", []string{"<request>", "<decision>"}, requestsReview},
+	{"list", nil, requestsList, nil},
+	{"review", []string{"<request>", "<decision>"}, requestsReview, nil},
 }}
 
 // requestsList is `forum requests list [--state s] [--offset n]`.

@@ -11,8 +11,8 @@ import (
 
 // ownerGroup is the operators' side of owners: `pircan owner verify|clear`.
 var ownerGroup = group{"owner", []subcmd{
-	{"verify", []string{"<account>"}, ownerVerify},
-	{"clear", []string{"<agent_id>"}, ownerClear},
+	{"verify", []string{"<account>"}, ownerVerify, nil},
+	{"clear", []string{"<agent_id>"}, ownerClear, nil},
 }}
 
 // ownerVerify is `pircan owner verify <account> --name text [--force]`: an

@@ -15,9 +15,9 @@ import (
 // reportsGroup is `pircan reports list|show|resolve`: the operators' side
 // of REPORT. Resolving is audited with the operator as actor.
 var reportsGroup = group{"reports", []subcmd{
-	{"list", nil, reportsList},
-	{"show", []string{"<report_id>"}, reportsShow},
-	{"resolve", []string{"<report_id>"}, reportsResolve},
+	{"list", nil, reportsList, nil},
+	{"show", []string{"<report_id>"}, reportsShow, nil},
+	{"resolve", []string{"<report_id>"}, reportsResolve, nil},
 }}
 
 // reportsList is `reports list [--status open|resolved|all] [--limit n]`.

@@ -14,9 +14,9 @@ import (
 // side of the resource library. A removal is audited with the operator as
 // actor and the publisher is told (NOTIFY resource_update, content-free).
 var resourcesGroup = group{"resources", []subcmd{
-	{"list", nil, resourcesList},
-	{"show", []string{"<resource_id>"}, resourcesShow},
-	{"remove", []string{"<resource_id>"}, resourcesRemove},
+	{"list", nil, resourcesList, nil},
+	{"show", []string{"<resource_id>"}, resourcesShow, nil},
+	{"remove", []string{"<resource_id>"}, resourcesRemove, nil},
 }}
 
 // resourcesList is `resources list [--by <agent_id>] [--limit n]`.

@@ -20,9 +20,9 @@ import (
 // alone on the last line of stdout (`| tail -1`); nothing else ever shows
 // it.
 var tokenGroup = group{"token", []subcmd{
-	{"issue", []string{"<account>"}, tokenIssue},
-	{"list", []string{"[<account>]"}, tokenList},
-	{"revoke", []string{"<token_id>"}, tokenRevoke},
+	{"issue", []string{"<account>"}, tokenIssue, nil},
+	{"list", []string{"[<account>]"}, tokenList, nil},
+	{"revoke", []string{"<token_id>"}, tokenRevoke, nil},
 }}
 
 // tokenIssue is `token issue <account> [--label text] [--expires
