@@ -130,7 +130,6 @@ const (
 var (
 	ErrUnknownAgent     = fmt.Errorf("unknown agent")
 	ErrDuplicateRequest = fmt.Errorf("duplicate request")
-	ErrCooldown         = fmt.Errorf("cooldown")
 	ErrTooManyPending   = fmt.Errorf("too many pending")
 	ErrRateLimited      = fmt.Errorf("rate limited")
 	ErrNotPending       = fmt.Errorf("not pending")

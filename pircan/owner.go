@@ -137,6 +137,7 @@ type Binding struct {
 }
 
 // PendingBinding is an agent waiting for an account to confirm it as owner.
+// PendingBinding is an agent waiting for an account to confirm it owns it.
 type PendingBinding struct {
 	AgentID      string
 	Name         string
@@ -144,10 +145,6 @@ type PendingBinding struct {
 	AgentAccount string
 	NamedAt      time.Time
 }
-
-// ErrOwnerConfirmed: the agent's owner has confirmed, so the agent alone
-// cannot name another owner or clear it.
-var ErrOwnerConfirmed = errors.New("owner confirmed")
 
 // LoginArgs carry the code the owner portal shows.
 type LoginArgs struct {
@@ -232,16 +229,6 @@ func (s *Service) Owner(ctx context.Context, c Caller, a OwnerArgs) (OwnerResult
 	if perr != nil {
 		return OwnerResult{}, perr
 	}
-	confirmed := func(err error) error {
-		b, _ := s.store.OwnerBinding(ctx, agent.ID)
-		who := "your owner"
-		if b != nil {
-			who = b.Account
-		}
-		return ruleErrors(err, map[error]*Error{
-			ErrOwnerConfirmed: Errorf(CodeNotAuthorized, "%s confirmed as your owner; only they (owner portal) or an operator can change it.", who),
-		})
-	}
 	switch {
 	case a.Account != nil && a.Clear != nil:
 		return OwnerResult{}, FieldError(CodeInvalidArgument, "clear", `Give "account" or "clear", not both.`)
@@ -251,7 +238,7 @@ func (s *Service) Owner(ctx context.Context, c Caller, a OwnerArgs) (OwnerResult
 		}
 		old, err := s.store.ClearOwner(ctx, c.actor())
 		if err != nil {
-			return OwnerResult{}, confirmed(err)
+			return OwnerResult{}, err
 		}
 		out := OwnerResult{Cleared: true}
 		if old != nil {
@@ -266,11 +253,8 @@ func (s *Service) Owner(ctx context.Context, c Caller, a OwnerArgs) (OwnerResult
 			return OwnerResult{}, FieldError(CodeInvalidArgument, "account", "That is your own account; without another owner it already acts as your owner.")
 		}
 		b, err := s.store.NameOwner(ctx, c.actor(), *a.Account)
-		if errors.Is(err, ErrCooldown) {
-			return OwnerResult{}, FieldError(CodeCooldown, "account", "That account declined to be your owner in the last 24 hours.")
-		}
 		if err != nil {
-			return OwnerResult{}, confirmed(err)
+			return OwnerResult{}, err
 		}
 		return OwnerResult{Binding: &b, Named: true}, nil
 	}

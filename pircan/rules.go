@@ -235,6 +235,40 @@ func (rule ReportRule) Decide(me string, r NewReport, f ReportFacts) *Error {
 	return nil
 }
 
+// BindingFacts are an agent's owner binding, read with its row locked
+// (Status "": the agent named none).
+type BindingFacts struct {
+	Account         string // the account named
+	Status          string // pending, confirmed, declined
+	DecidedRecently bool   // decided within the last 24 hours
+}
+
+// NameOwnerRule refuses an agent's naming account its owner, or allows it
+// (nil): a confirmed owner holds the agent (only that owner, in the portal,
+// or an operator ends it), and an account that declined is not asked
+// again within 24 hours.
+func NameOwnerRule(account string, f BindingFacts) *Error {
+	switch {
+	case f.Status == BindingConfirmed:
+		return ownerHolds(f.Account)
+	case f.Status == BindingDeclined && f.DecidedRecently && FoldAccount(f.Account) == FoldAccount(account):
+		return FieldError(CodeCooldown, "account", "That account declined to be your owner in the last 24 hours.")
+	}
+	return nil
+}
+
+// ClearOwnerRule refuses an agent's withdrawing its owner once confirmed.
+func ClearOwnerRule(f BindingFacts) *Error {
+	if f.Status == BindingConfirmed {
+		return ownerHolds(f.Account)
+	}
+	return nil
+}
+
+func ownerHolds(owner string) *Error {
+	return Errorf(CodeNotAuthorized, "%s confirmed as your owner; only they (owner portal) or an operator can change it.", owner)
+}
+
 // SendRule is SEND's rule under the limits in force. The store's one
 // statement counts and inserts only while both budgets have room (their
 // numbers are these Limits); the rule says which refused.

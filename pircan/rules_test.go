@@ -2,6 +2,7 @@ package pircan_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/creatimus/pircan/pircan"
@@ -222,6 +223,42 @@ func TestReportRule(t *testing.T) {
 			t.Errorf("%s: %v, want it filed", c.name, err)
 		case c.code != "" && (err == nil || err.Code != c.code || err.Field != c.field):
 			t.Errorf("%s: %v, want %s on %q", c.name, err, c.code, c.field)
+		}
+	}
+}
+
+// OWNER's rules over the agent's binding: a confirmed owner holds the
+// agent, and an account that declined is not asked again within 24 hours.
+func TestOwnerRules(t *testing.T) {
+	confirmed := pircan.BindingFacts{Account: "Alice", Status: pircan.BindingConfirmed}
+	declined := pircan.BindingFacts{Account: "Alice", Status: pircan.BindingDeclined, DecidedRecently: true}
+	for _, c := range []struct {
+		name    string
+		account string
+		facts   pircan.BindingFacts
+		code    pircan.Code
+	}{
+		{"no binding", "alice", pircan.BindingFacts{}, ""},
+		{"another pending", "bob", pircan.BindingFacts{Account: "Alice", Status: pircan.BindingPending}, ""},
+		{"confirmed holds", "bob", confirmed, pircan.CodeNotAuthorized},
+		{"declined, asked again at once", "ALICE", declined, pircan.CodeCooldown},
+		{"declined, another account", "bob", declined, ""},
+		{"declined long ago", "alice", pircan.BindingFacts{Account: "Alice", Status: pircan.BindingDeclined}, ""},
+	} {
+		err := pircan.NameOwnerRule(c.account, c.facts)
+		if (c.code == "" && err != nil) || (c.code != "" && (err == nil || err.Code != c.code)) {
+			t.Errorf("name %s: %v, want %q", c.name, err, c.code)
+		}
+	}
+	if err := pircan.NameOwnerRule("bob", confirmed); err == nil || !strings.HasPrefix(err.Message, "Alice confirmed") {
+		t.Errorf("the refusal names the owner that holds the agent: %v", err)
+	}
+	if err := pircan.ClearOwnerRule(confirmed); err == nil || err.Code != pircan.CodeNotAuthorized {
+		t.Errorf("clear past a confirmed owner: %v", err)
+	}
+	for _, f := range []pircan.BindingFacts{{}, declined, {Account: "Alice", Status: pircan.BindingPending}} {
+		if err := pircan.ClearOwnerRule(f); err != nil {
+			t.Errorf("clear %+v: %v", f, err)
 		}
 	}
 }

@@ -61,11 +61,11 @@ type Store interface {
 	// OwnerBinding is the owner account the agent named, or nil.
 	OwnerBinding(ctx context.Context, agentID string) (*Binding, error)
 	// NameOwner proposes account as the agent's owner (pending until it
-	// confirms in the portal): ErrOwnerConfirmed once an owner confirmed,
-	// ErrCooldown when that account declined in the last 24 hours.
+	// confirms in the portal): it reads BindingFacts with the binding
+	// locked and runs NameOwnerRule, returning its refusal as it is.
 	NameOwner(ctx context.Context, actor Actor, account string) (Binding, error)
 	// ClearOwner withdraws a pending or declined proposal and returns it
-	// (nil: there was none); ErrOwnerConfirmed for a confirmed owner.
+	// (nil: there was none), under ClearOwnerRule.
 	ClearOwner(ctx context.Context, actor Actor) (*Binding, error)
 	// Report files a report on another agent: it reads ReportFacts and runs
 	// rule.Decide in its transaction, returning its refusal as it is (a

@@ -42,19 +42,14 @@ func (s *Store) NameOwner(ctx context.Context, actor pircan.Actor, account strin
 	folded := foldAccount(account)
 	defer s.agents.forget(actor.AgentID)
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		var replaced string
-		old, err := q.LockBindingOfAgent(ctx, actor.AgentID)
-		switch {
-		case errors.Is(err, errNoRows):
-		case err != nil:
+		old, err := lockBinding(ctx, q, actor.AgentID)
+		if err != nil {
 			return err
-		case old.Status == pircan.BindingConfirmed:
-			return pircan.ErrOwnerConfirmed
-		case old.Status == pircan.BindingDeclined && old.OwnerFolded == folded && old.Recent:
-			return pircan.ErrCooldown
-		default:
-			replaced = old.OwnerAccount
 		}
+		if refusal := pircan.NameOwnerRule(account, old); refusal != nil {
+			return refusal
+		}
+		replaced := old.Account
 		at, err := q.UpsertBinding(ctx, db.UpsertBindingParams{AgentID: actor.AgentID, OwnerFolded: folded, OwnerAccount: account})
 		if err != nil {
 			return err
@@ -69,28 +64,35 @@ func (s *Store) NameOwner(ctx context.Context, actor pircan.Actor, account strin
 	return out, err
 }
 
+// lockBinding reads the agent's owner binding for the core's rules, its
+// row locked (none: zero facts).
+func lockBinding(ctx context.Context, q *db.Queries, agentID string) (pircan.BindingFacts, error) {
+	old, err := q.LockBindingOfAgent(ctx, agentID)
+	if errors.Is(err, errNoRows) {
+		return pircan.BindingFacts{}, nil
+	}
+	return pircan.BindingFacts{Account: old.OwnerAccount, Status: old.Status, DecidedRecently: old.Recent}, err
+}
+
 // ClearOwner implements pircan.Store.
 func (s *Store) ClearOwner(ctx context.Context, actor pircan.Actor) (*pircan.Binding, error) {
 	var out *pircan.Binding
 	defer s.agents.forget(actor.AgentID)
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		old, err := q.LockBindingOfAgent(ctx, actor.AgentID)
-		if errors.Is(err, errNoRows) {
-			return nil
-		}
-		if err != nil {
+		old, err := lockBinding(ctx, q, actor.AgentID)
+		if err != nil || old.Status == "" {
 			return err
 		}
-		if old.Status == pircan.BindingConfirmed {
-			return pircan.ErrOwnerConfirmed
+		if refusal := pircan.ClearOwnerRule(old); refusal != nil {
+			return refusal
 		}
 		if _, err := q.DeleteBinding(ctx, db.DeleteBindingParams{AgentID: actor.AgentID,
 			Statuses: []string{pircan.BindingPending, pircan.BindingDeclined}}); err != nil {
 			return err
 		}
-		out = &pircan.Binding{Account: old.OwnerAccount, Status: old.Status}
+		out = &pircan.Binding{Account: old.Account, Status: old.Status}
 		return audit(ctx, q, actor, "owner.cleared", actor.AgentID,
-			map[string]any{"by": "agent", "owner_account": old.OwnerAccount, "status": old.Status})
+			map[string]any{"by": "agent", "owner_account": old.Account, "status": old.Status})
 	})
 	return out, err
 }

@@ -314,9 +314,9 @@ func TestOwnerBindings(t *testing.T) {
 		t.Fatalf("WHOAMI owner: %+v", a.Owner)
 	}
 	_, err = h.s.NameOwner(h.ctx, act(agent), "mallory")
-	wantErr(t, "rename a confirmed owner", err, pircan.ErrOwnerConfirmed)
+	wantErr(t, "rename a confirmed owner", err, pircan.CodeNotAuthorized)
 	_, err = h.s.ClearOwner(h.ctx, act(agent))
-	wantErr(t, "clear a confirmed owner", err, pircan.ErrOwnerConfirmed)
+	wantErr(t, "clear a confirmed owner", err, pircan.CodeNotAuthorized)
 	wantErr(t, "someone else releases", h.s.ReleaseAgent(h.ctx, "mallory", "s", agent.ID), pircan.ErrNotFound)
 	if err := h.s.ReleaseAgent(h.ctx, "alice", "s", agent.ID); err != nil {
 		t.Fatal(err)
@@ -333,7 +333,7 @@ func TestOwnerBindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.s.NameOwner(h.ctx, act(other), "alice")
-	wantErr(t, "ask again after a decline", err, pircan.ErrCooldown)
+	wantErr(t, "ask again after a decline", err, pircan.CodeCooldown)
 	h.exec("UPDATE owner_bindings SET decided_at = now() - interval '25 hours' WHERE agent_id = '" + other.ID + "'")
 	if _, err := h.s.NameOwner(h.ctx, act(other), "alice"); err != nil {
 		t.Fatalf("a day later: %v", err)
