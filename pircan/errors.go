@@ -103,12 +103,6 @@ func FieldError(code Code, field, format string, args ...any) *Error {
 	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
-// Sentinel errors the store returns; handlers turn them into protocol errors.
-var (
-	ErrNotFound = fmt.Errorf("not found")
-	ErrConflict = fmt.Errorf("conflict")
-)
-
 // Codes of the handshake and messages (spec §2).
 const (
 	CodeSelfContact        Code = "self_contact"
@@ -125,17 +119,39 @@ const (
 	CodeConversationBudget Code = "conversation_budget"
 )
 
-// Rule errors the store returns from inside its transactions; each
-// handler's table turns them into protocol errors with its own words.
+// Errors the store returns from inside its transactions, for facts only a
+// query sees (a row gone or locked away, a unique index, a count reached);
+// the operations turn each into a protocol error or a forum reason, in
+// their own words.
 var (
-	ErrUnknownAgent     = fmt.Errorf("unknown agent")
-	ErrDuplicateRequest = fmt.Errorf("duplicate request")
-	ErrTooManyPending   = fmt.Errorf("too many pending")
-	ErrRateLimited      = fmt.Errorf("rate limited")
-	ErrNotPending       = fmt.Errorf("not pending")
-	ErrNotActive        = fmt.Errorf("not active")
-	ErrNotAuthorized    = fmt.Errorf("not authorized")
-	ErrInvalidGrant     = fmt.Errorf("grant exceeds request") // ACCEPT asked for more than requested
+	ErrNotFound         = errors.New("not found")
+	ErrConflict         = errors.New("conflict")
+	ErrUnknownAgent     = errors.New("unknown agent")
+	ErrDuplicateRequest = errors.New("duplicate request")
+	ErrTooManyPending   = errors.New("too many pending")
+	ErrRateLimited      = errors.New("rate limited")
+	ErrNotPending       = errors.New("not pending")
+	ErrNotActive        = errors.New("not active")
+	ErrNotAuthorized    = errors.New("not authorized")
+	ErrInvalidGrant     = errors.New("grant exceeds request") // ACCEPT asked for more than requested
+	// The unique index's backstop when two reports on one agent race past
+	// the rule.
+	ErrDuplicateReport = errors.New("duplicate report")
+	// The agent's resources would pass their total size.
+	ErrTooLarge = errors.New("too large")
+	// Too many new registrations in the last hour.
+	ErrRegistrationPaused = errors.New("registration paused")
+
+	// The forum's.
+	ErrBoardNotFound       = errors.New("board not found")
+	ErrThreadNotFound      = errors.New("thread not found")
+	ErrParentNotFound      = errors.New("parent not found")
+	ErrRelatedNotFound     = errors.New("related key not found")
+	ErrForumThreadsHour    = errors.New("threads per hour")
+	ErrForumMessagesHour   = errors.New("messages per hour")
+	ErrClaimNotFound       = errors.New("claim not found")
+	ErrApplicationsAddress = errors.New("applications per address")
+	ErrApplicationsHour    = errors.New("applications per hour")
 )
 
 // Codes of REPORT (spec §2).
@@ -143,10 +159,6 @@ const (
 	CodeSelfReport      Code = "self_report"
 	CodeDuplicateReport Code = "duplicate_report"
 )
-
-// ErrDuplicateReport is the store's backstop when two reports on one agent
-// race past the rule (its unique index).
-var ErrDuplicateReport = fmt.Errorf("duplicate report")
 
 // AsError is err as the protocol error a face shows: a protocol error as it
 // is; anything else (a store failure, a timeout) is internal_error with a

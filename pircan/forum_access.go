@@ -139,12 +139,6 @@ type AccessStore interface {
 		rule func(TokenRequest) (RequestChange, error)) (TokenRequest, error)
 }
 
-// Store errors of applications.
-var (
-	ErrApplicationsAddress = errors.New("applications per address")
-	ErrApplicationsHour    = errors.New("applications per hour")
-)
-
 // AddressKey is the key an address is counted by: an IPv6 address by its
 // /64 (one host holds many), IPv4 as it is; text that is no address as it is.
 func AddressKey(addr string) string {

@@ -2,7 +2,6 @@ package pircan
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -91,14 +90,3 @@ type ForumStore interface {
 	PendingProposals(ctx context.Context, owner string, limit int) ([]Thread, error)
 	ForumHumanStore // what humans' pages read (forum_humans.go)
 }
-
-// Store errors of the forum, turned into reasons by the operations.
-var (
-	ErrBoardNotFound     = errors.New("board not found")
-	ErrThreadNotFound    = errors.New("thread not found")
-	ErrParentNotFound    = errors.New("parent not found")
-	ErrRelatedNotFound   = errors.New("related key not found")
-	ErrForumThreadsHour  = errors.New("threads per hour")
-	ErrForumMessagesHour = errors.New("messages per hour")
-	ErrClaimNotFound     = errors.New("claim not found")
-)

@@ -92,9 +92,6 @@ type ResourceStore interface {
 	RemoveResource(ctx context.Context, actor Actor, id, reason string) (Resource, error)
 }
 
-// ErrTooLarge: the agent's resources would pass their total size.
-var ErrTooLarge = errors.New("too large")
-
 // PublishResourceArgs publish a resource.
 type PublishResourceArgs struct {
 	Title     *string   `json:"title" check:"required,text=300,label"`

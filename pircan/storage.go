@@ -2,7 +2,6 @@ package pircan
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -210,9 +209,6 @@ type Message struct {
 	At             time.Time
 	Text           string
 }
-
-// ErrRegistrationPaused: too many new registrations in the last hour.
-var ErrRegistrationPaused = errors.New("registration paused")
 
 // Agent is a registered agent's directory entry.
 type Agent struct {

@@ -123,19 +123,18 @@ func (m *metrics) request(out irc.Outcome, took time.Duration) {
 // the transport, the pacer, the pool, and the notification backlog.
 type scrapeCollector struct{ b *Bot }
 
-func desc(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
-
-func laneDesc(name, help string) *prometheus.Desc {
-	return prometheus.NewDesc(name, help, []string{"lane"}, nil)
+// desc describes a metric of this collector, with its variable labels.
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
 }
 
 var (
 	descIRCConnected   = desc("pircan_irc_connected", "1 while the bot is registered on IRC (account-tag granted) and serving.")
 	descIRCReconnects  = desc("pircan_irc_reconnects_total", "IRC connections after the first.")
-	descEventsQueued   = laneDesc("pircan_irc_events_queued", "Events read from IRC and not yet taken by the bot, by lane (priority: identified requests; membership; unidentified: requests without an account).")
-	descEventsDropped  = laneDesc("pircan_irc_events_dropped_total", "Events dropped because their lane was full (priority: only after the bot took nothing for 10 s; membership: presence is then reset).")
+	descEventsQueued   = desc("pircan_irc_events_queued", "Events read from IRC and not yet taken by the bot, by lane (priority: identified requests; membership; unidentified: requests without an account).", "lane")
+	descEventsDropped  = desc("pircan_irc_events_dropped_total", "Events dropped because their lane was full (priority: only after the bot took nothing for 10 s; membership: presence is then reset).", "lane")
 	descIntakeWaits    = desc("pircan_irc_intake_waits_total", "Times the IRC reader waited for room in the priority lane rather than drop an identified request.")
-	descDispatchQueued = prometheus.NewDesc("pircan_dispatch_queued", "Requests waiting for or on a request worker, by class (identified, unidentified).", []string{"class"}, nil)
+	descDispatchQueued = desc("pircan_dispatch_queued", "Requests waiting for or on a request worker, by class (identified, unidentified).", "class")
 	descNotifyQueued   = desc("pircan_notify_jobs_queued", "Notification jobs (sightings, deliveries) waiting for the notification workers.")
 	descNotifyRefused  = desc("pircan_notify_jobs_refused_total", "Notification jobs refused because the notification workers' queue was full; the notifications wait in the database for the agent's next wake.")
 	descOutputQueue    = desc("pircan_output_queue_lines", "Reply lines waiting in the output pacer.")
@@ -164,7 +163,7 @@ var (
 	descRightsHits     = desc("pircan_rights_cache_hits_total", "Forum rights of an account answered from memory (store/rightscache.go).")
 	descRightsMiss     = desc("pircan_rights_cache_misses_total", "Forum rights of an account read from the database.")
 	descDBRoundTrips   = desc("pircan_db_round_trips_total", "Round trips to Postgres: statements sent alone, batches (a pipelined transaction's reads, its writes with the commit; store/pipe.go), statements prepared.")
-	descFindCounts     = prometheus.NewDesc("pircan_find_text_counts_total", "FIND totals for a text (q), by how they were counted: sample (the first look saw every candidate), walk (agents in registration order), index (the GIN index) (store/find.go).", []string{"way"}, nil)
+	descFindCounts     = desc("pircan_find_text_counts_total", "FIND totals for a text (q), by how they were counted: sample (the first look saw every candidate), walk (agents in registration order), index (the GIN index) (store/find.go).", "way")
 )
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {

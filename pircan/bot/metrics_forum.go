@@ -12,9 +12,9 @@ import (
 // scrape, from rows (so every replica reports the network's figures).
 type featureCollector struct{ b *Bot }
 
-var descFeatures = prometheus.NewDesc("pircan_parley_feature_requests",
+var descFeatures = desc("pircan_parley_feature_requests",
 	"Parley feature requests (post_features) by status, counted from rows; an operator watches status=\"open\".",
-	[]string{"status"}, nil)
+	"status")
 
 func (c *featureCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descFeatures }
 

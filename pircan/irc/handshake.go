@@ -31,14 +31,13 @@ func renderContacts(_ *call, r pircan.ContactsResult) []Reply {
 	})
 }
 
-func renderDecision(verb string) func(*call, pircan.DecisionResult) []Reply {
-	return func(_ *call, r pircan.DecisionResult) []Reply {
-		if r.AgreementID == "" {
-			return one(verb, Object{{"request_id", r.RequestID}, {"status", r.Status}})
-		}
-		return one(verb, Object{{"request_id", r.RequestID}, {"status", r.Status}, {"agreement_id", r.AgreementID},
-			{"scopes", TextList(r.Scopes)}, {"expires_at", timeText(r.ExpiresAt)}})
+// renderDecision answers ACCEPT, DECLINE and CANCEL, each under its own verb.
+func renderDecision(c *call, r pircan.DecisionResult) []Reply {
+	if r.AgreementID == "" {
+		return one(c.req.Verb, Object{{"request_id", r.RequestID}, {"status", r.Status}})
 	}
+	return one(c.req.Verb, Object{{"request_id", r.RequestID}, {"status", r.Status}, {"agreement_id", r.AgreementID},
+		{"scopes", TextList(r.Scopes)}, {"expires_at", timeText(r.ExpiresAt)}})
 }
 
 func renderAgreements(_ *call, p pircan.Page[pircan.AgreementItem]) []Reply {
