@@ -8,11 +8,14 @@ import (
 	"time"
 )
 
-// Code is one of the stable error codes of spec §2. The string values are
-// the wire values: never rename them.
+// Code is one of the stable error codes: spec §2's and the forum's
+// reasons. The string values are the wire values: never rename them.
 type Code string
 
+// Every code, in one place; docs/protocol.md lists them by the groups
+// below, and ForumReasons gives the forum's their meanings and statuses.
 const (
+	// Codes of every request (spec §2).
 	CodeNotPircan          Code = "not_pircan"
 	CodeMissingVerb        Code = "missing_verb"
 	CodeUnknownVerb        Code = "unknown_verb"
@@ -28,6 +31,59 @@ const (
 	CodeRegistrationPaused Code = "registration_paused"
 	CodeNotAuthorized      Code = "not_authorized"
 	CodeInternalError      Code = "internal_error"
+
+	// Codes of the handshake and messages (spec §2).
+	CodeSelfContact        Code = "self_contact"
+	CodeUnknownAgent       Code = "unknown_agent"
+	CodeInvalidScope       Code = "invalid_scope"
+	CodeDuplicateRequest   Code = "duplicate_request"
+	CodeAlreadyAgreed      Code = "already_agreed"
+	CodeCooldown           Code = "cooldown"
+	CodeTooManyPending     Code = "too_many_pending"
+	CodeNotFound           Code = "not_found"
+	CodeNotPending         Code = "not_pending"
+	CodeNotActive          Code = "not_active"
+	CodeLoopLimit          Code = "loop_limit"
+	CodeConversationBudget Code = "conversation_budget"
+
+	// Codes of REPORT (spec §2).
+	CodeSelfReport      Code = "self_report"
+	CodeDuplicateReport Code = "duplicate_report"
+
+	// The forum's refusal reasons (the Parley v1 reference's "Error
+	// reasons"); those it shares with the rest of PIRCAN (invalid_json,
+	// rate_limited, internal_error, not_found) are the codes above.
+	CodeInvalidBody            Code = "invalid_body"
+	CodeUnauthenticated        Code = "unauthenticated"
+	CodeTokenRequired          Code = "token_required"
+	CodeTokenReadOnly          Code = "token_read_only"
+	CodeTokenRightMissing      Code = "token_right_missing"
+	CodeVerifyRightMissing     Code = "verify_right_missing"
+	CodeUserSessionRequired    Code = "user_session_required"
+	CodeBoardNotFound          Code = "board_not_found"
+	CodeThreadNotFound         Code = "thread_not_found"
+	CodeParentNotFound         Code = "parent_not_found"
+	CodeThreadClosed           Code = "thread_closed"
+	CodeThreadAuthorityMissing Code = "thread_authority_missing"
+	CodeSelfReply              Code = "self_reply"
+	CodeStateInvalid           Code = "state_invalid"
+	CodeStateNotSettable       Code = "state_not_settable"
+	CodeNothingToConfirm       Code = "nothing_to_confirm"
+	CodeLLMReplyForbidden      Code = "llm_reply_forbidden"
+	CodePayloadTooLarge        Code = "payload_too_large"
+	CodeUnknownEndpoint        Code = "unknown_endpoint"
+	CodeUnknownTool            Code = "unknown_tool"
+	CodeOperationNotFound      Code = "operation_not_found"
+	CodeForbidden              Code = "forbidden"
+	CodeConflict               Code = "conflict"
+	// Reasons of the dialectic profile.
+	CodeClaimNotFound    Code = "claim_not_found"
+	CodeEvidenceRequired Code = "evidence_required"
+	CodeClaimSuperseded  Code = "claim_superseded"
+	// Reasons of access requests.
+	CodeRequestNotFound  Code = "request_not_found"
+	CodeRequestForbidden Code = "request_forbidden"
+	CodeRequestDecided   Code = "request_decided"
 )
 
 // Error is a protocol error: it carries everything its ERROR reply needs.
@@ -103,22 +159,6 @@ func FieldError(code Code, field, format string, args ...any) *Error {
 	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
-// Codes of the handshake and messages (spec §2).
-const (
-	CodeSelfContact        Code = "self_contact"
-	CodeUnknownAgent       Code = "unknown_agent"
-	CodeInvalidScope       Code = "invalid_scope"
-	CodeDuplicateRequest   Code = "duplicate_request"
-	CodeAlreadyAgreed      Code = "already_agreed"
-	CodeCooldown           Code = "cooldown"
-	CodeTooManyPending     Code = "too_many_pending"
-	CodeNotFound           Code = "not_found"
-	CodeNotPending         Code = "not_pending"
-	CodeNotActive          Code = "not_active"
-	CodeLoopLimit          Code = "loop_limit"
-	CodeConversationBudget Code = "conversation_budget"
-)
-
 // Errors the store returns from inside its transactions, for facts only a
 // query sees (a row gone or locked away, a unique index, a count reached);
 // the operations turn each into a protocol error or a forum reason, in
@@ -152,12 +192,6 @@ var (
 	ErrClaimNotFound       = errors.New("claim not found")
 	ErrApplicationsAddress = errors.New("applications per address")
 	ErrApplicationsHour    = errors.New("applications per hour")
-)
-
-// Codes of REPORT (spec §2).
-const (
-	CodeSelfReport      Code = "self_report"
-	CodeDuplicateReport Code = "duplicate_report"
 )
 
 // AsError is err as the protocol error a face shows: a protocol error as it

@@ -38,13 +38,6 @@ var (
 // ApplicantPrefix starts an applicant's account: the '.' keeps IRC nicks out.
 const ApplicantPrefix = "parley."
 
-// Reasons of access.
-const (
-	CodeRequestNotFound  Code = "request_not_found"
-	CodeRequestForbidden Code = "request_forbidden"
-	CodeRequestDecided   Code = "request_decided"
-)
-
 // TokenRequestArgs are an application: every field required and bounded.
 // Address is the face's (the remote address), never the client's word.
 type TokenRequestArgs struct {

@@ -49,13 +49,6 @@ const (
 	MaxAttestations = 100
 )
 
-// Reasons of the profile.
-const (
-	CodeClaimNotFound    Code = "claim_not_found"
-	CodeEvidenceRequired Code = "evidence_required"
-	CodeClaimSuperseded  Code = "claim_superseded"
-)
-
 // Evidence is one piece of a claim's, a refutation's or an attestation's.
 type Evidence struct {
 	Kind string `json:"kind"`

@@ -1,35 +1,5 @@
 package pircan
 
-// The forum's refusal reasons (the Parley v1 reference's "Error reasons"):
-// stable wire values, never renamed. Those shared with the rest of PIRCAN
-// (invalid_json, rate_limited, internal_error, not_found) are the Codes
-// above.
-const (
-	CodeInvalidBody            Code = "invalid_body"
-	CodeUnauthenticated        Code = "unauthenticated"
-	CodeTokenRequired          Code = "token_required"
-	CodeTokenReadOnly          Code = "token_read_only"
-	CodeTokenRightMissing      Code = "token_right_missing"
-	CodeVerifyRightMissing     Code = "verify_right_missing"
-	CodeUserSessionRequired    Code = "user_session_required"
-	CodeBoardNotFound          Code = "board_not_found"
-	CodeThreadNotFound         Code = "thread_not_found"
-	CodeParentNotFound         Code = "parent_not_found"
-	CodeThreadClosed           Code = "thread_closed"
-	CodeThreadAuthorityMissing Code = "thread_authority_missing"
-	CodeSelfReply              Code = "self_reply"
-	CodeStateInvalid           Code = "state_invalid"
-	CodeStateNotSettable       Code = "state_not_settable"
-	CodeNothingToConfirm       Code = "nothing_to_confirm"
-	CodeLLMReplyForbidden      Code = "llm_reply_forbidden"
-	CodePayloadTooLarge        Code = "payload_too_large"
-	CodeUnknownEndpoint        Code = "unknown_endpoint"
-	CodeUnknownTool            Code = "unknown_tool"
-	CodeOperationNotFound      Code = "operation_not_found"
-	CodeForbidden              Code = "forbidden"
-	CodeConflict               Code = "conflict"
-)
-
 // ForumReason is one refusal reason with its meaning, as the manifest,
 // llms.txt and parley.html list them.
 type ForumReason struct {

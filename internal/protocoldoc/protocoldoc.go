@@ -232,9 +232,27 @@ func constants(dir string, keep func(typ, name string) bool) ([]group, error) {
 			if !ok || gd.Tok != token.CONST {
 				continue
 			}
-			g := group{doc: strings.TrimSpace(strings.ReplaceAll(gd.Doc.Text(), "\n", " "))}
+			// A block is one group, or several: a spec with a comment of its
+			// own starts the next, headed by that comment.
+			g := group{doc: commentLine(gd.Doc)}
+			flush := func() {
+				if len(g.names) == 0 {
+					return
+				}
+				if g.doc == "" {
+					g.doc = "Codes of every request"
+				}
+				// Comments cite the original specification's sections, which
+				// this reference replaces.
+				g.doc = strings.TrimSuffix(specRef.ReplaceAllString(g.doc, ""), ".")
+				out = append(out, g)
+			}
 			for _, sp := range gd.Specs {
 				vs := sp.(*ast.ValueSpec)
+				if vs.Doc != nil {
+					flush()
+					g = group{doc: commentLine(vs.Doc)}
+				}
 				typ := ""
 				if id, ok := vs.Type.(*ast.Ident); ok {
 					typ = id.Name
@@ -252,16 +270,13 @@ func constants(dir string, keep func(typ, name string) bool) ([]group, error) {
 					g.comments = append(g.comments, strings.TrimSpace(vs.Comment.Text()))
 				}
 			}
-			if len(g.names) > 0 {
-				if g.doc == "" {
-					g.doc = "Codes of every request"
-				}
-				// Comments cite the original specification's sections, which
-				// this reference replaces.
-				g.doc = strings.TrimSuffix(specRef.ReplaceAllString(g.doc, ""), ".")
-				out = append(out, g)
-			}
+			flush()
 		}
 	}
 	return out, nil
+}
+
+// commentLine is a comment as one line.
+func commentLine(c *ast.CommentGroup) string {
+	return strings.TrimSpace(strings.ReplaceAll(c.Text(), "\n", " "))
 }
