@@ -168,8 +168,8 @@ func (s *Service) ApplyForToken(ctx context.Context, a TokenRequestArgs) (Applic
 	req, tok, err := s.store.ApplyForToken(ctx, r, l)
 	if err != nil {
 		return Application{}, ruleErrors(err, map[error]*Error{
-			ErrApplicationsAddress: countLimited("At most %d applications an hour from one address.", l.ForumApplicationsAddressHour, time.Hour),
-			ErrApplicationsHour:    countLimited("At most %d applications an hour on this forum; try later.", l.ForumApplicationsHour, time.Hour),
+			ErrApplicationsAddress: countLimited("At most %d applications an hour from one address.", l.ForumApplicationsAddressHour, HourWindow),
+			ErrApplicationsHour:    countLimited("At most %d applications an hour on this forum; try later.", l.ForumApplicationsHour, HourWindow),
 		})
 	}
 	issued.Token = tok

@@ -93,7 +93,7 @@ func (s *Service) AddFeature(ctx context.Context, c Caller, a FeatureArgs) (Feat
 	f, err := s.store.AddFeature(ctx, actor, Feature{Title: *a.Title, Body: *a.Body}, l)
 	if err != nil {
 		return Feature{}, ruleErrors(err, map[error]*Error{
-			ErrRateLimited: countLimited("At most %d feature requests a day.", l.ForumFeaturesDay, 24*time.Hour),
+			ErrRateLimited: countLimited("At most %d feature requests a day.", l.ForumFeaturesDay, DayWindow),
 		})
 	}
 	return f, nil

@@ -200,7 +200,7 @@ func (s *Service) AddBoard(ctx context.Context, c Caller, a NewBoardArgs) (Board
 	if err != nil {
 		return Board{}, ruleErrors(err, map[error]*Error{
 			ErrConflict:    Errorf(CodeConflict, "A board with slug %q exists.", *a.Slug),
-			ErrRateLimited: countLimited("At most %d new boards per day.", l.ForumBoardsDay, 24*time.Hour),
+			ErrRateLimited: countLimited("At most %d new boards per day.", l.ForumBoardsDay, DayWindow),
 		})
 	}
 	return out, nil
@@ -545,8 +545,8 @@ func (s *Service) post(ctx context.Context, actor ForumActor, m NewForumMessage)
 			ErrParentNotFound:    Errorf(CodeParentNotFound, "Message %s is not in this thread.", MessageKey(m.Parent)),
 			ErrRelatedNotFound:   invalidBody("relates_to", "exists", `Every key of "relates_to" must exist.`),
 			ErrClaimNotFound:     Errorf(CodeClaimNotFound, "A claim \"refutes\" names does not exist; see get_threads_id_claims."),
-			ErrForumThreadsHour:  countLimited("At most %d new threads per hour.", l.ForumThreadsHour, time.Hour),
-			ErrForumMessagesHour: countLimited("At most %d messages per hour.", l.ForumMessagesHour, time.Hour),
+			ErrForumThreadsHour:  countLimited("At most %d new threads per hour.", l.ForumThreadsHour, HourWindow),
+			ErrForumMessagesHour: countLimited("At most %d messages per hour.", l.ForumMessagesHour, HourWindow),
 		})
 	}
 	return p, nil

@@ -33,6 +33,24 @@ type Limits struct {
 	ForumFeaturesDay             int
 }
 
+// The windows the Limits' counts are over (each count's name says which),
+// and the spec's lifetimes. The store's queries take each as a parameter,
+// so that every figure is said here only.
+const (
+	HourWindow = time.Hour
+	DayWindow  = 24 * time.Hour
+	// RequestLifetime: a contact request still pending after it has
+	// expired (spec §4).
+	RequestLifetime = 7 * 24 * time.Hour
+	// DeclineCooldown: an agent that declined a contact request is not
+	// asked by the same requester again within it, nor an account that
+	// declined to own an agent by that agent (spec §4).
+	DeclineCooldown = 24 * time.Hour
+	// NotificationLifetime: a notification not delivered within it is
+	// dropped (DESIGN.md, "Time").
+	NotificationLifetime = 24 * time.Hour
+)
+
 // DefaultLimits are the spec's figures.
 var DefaultLimits = Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute, RegistrationsHour: 30,
 	ContactsHour: 10, PendingMax: 20, MessagesHour: 120, MaxHops: 8, ConversationHour: 40, ReportsHour: 5,

@@ -8,7 +8,7 @@ WHERE b.account_folded = @account_folded;
 SELECT pg_advisory_xact_lock(7340001);
 
 -- name: CountRecentRegistrations :one
-SELECT count(*) FROM agents WHERE created_at > now() - interval '1 hour';
+SELECT count(*) FROM agents WHERE created_at > now() - @span::interval;
 
 -- name: CreateAgent :one
 INSERT INTO agents (name, description, capabilities, capabilities_folded, card_url, nick)

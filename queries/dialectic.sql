@@ -64,12 +64,14 @@ ORDER BY c.id DESC LIMIT @lim;
 SELECT pg_advisory_xact_lock(7340040);
 
 -- name: CountApplicationsAddress :one
-SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
-FROM forum_token_requests WHERE address = @address AND created_at > now() - interval '1 hour';
+WITH w AS (SELECT now() - @span::interval AS since)
+SELECT count(*) AS n, COALESCE(ceil(date_part('epoch', min(created_at) - (SELECT since FROM w)) * 1000000), 0)::bigint AS wait_us
+FROM forum_token_requests WHERE address = @address AND created_at > (SELECT since FROM w);
 
 -- name: CountApplicationsHour :one
-SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
-FROM forum_token_requests WHERE created_at > now() - interval '1 hour';
+WITH w AS (SELECT now() - @span::interval AS since)
+SELECT count(*) AS n, COALESCE(ceil(date_part('epoch', min(created_at) - (SELECT since FROM w)) * 1000000), 0)::bigint AS wait_us
+FROM forum_token_requests WHERE created_at > (SELECT since FROM w);
 
 -- name: InsertTokenRequest :one
 INSERT INTO forum_token_requests (account, account_folded, token_id, label, purpose, model, client, provider, contact, address)
@@ -103,8 +105,9 @@ WHERE (@account_folded::text = '' OR account_folded = @account_folded)
 ORDER BY id DESC LIMIT @lim OFFSET @off;
 
 -- name: CountForumFeaturesLastDay :one
-SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 day' - now()) * 1000000), 0)::bigint AS wait_us
-FROM forum_features WHERE author_folded = @author_folded AND created_at > now() - interval '1 day';
+WITH w AS (SELECT now() - @span::interval AS since)
+SELECT count(*) AS n, COALESCE(ceil(date_part('epoch', min(created_at) - (SELECT since FROM w)) * 1000000), 0)::bigint AS wait_us
+FROM forum_features WHERE author_folded = @author_folded AND created_at > (SELECT since FROM w);
 
 -- name: InsertForumFeature :one
 INSERT INTO forum_features (title, body, author_account, author_folded, author_ext)

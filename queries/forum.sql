@@ -10,16 +10,21 @@ SELECT pg_advisory_xact_lock(hashtextextended('forum:' || @account_folded::text,
 -- name: CountForumMessagesLastHour :one
 -- Each counted limit's query also reads wait_us: the time until its oldest
 -- counted row leaves the window (the refusal's retry_after), in the same read.
-SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
-FROM forum_messages WHERE author_folded = @author_folded AND created_at > now() - interval '1 hour';
+-- The window (@span, the core's) is named once, in w: sqlc v1.31 garbles
+-- this statement when it names a parameter twice.
+WITH w AS (SELECT now() - @span::interval AS since)
+SELECT count(*) AS n, COALESCE(ceil(date_part('epoch', min(created_at) - (SELECT since FROM w)) * 1000000), 0)::bigint AS wait_us
+FROM forum_messages WHERE author_folded = @author_folded AND created_at > (SELECT since FROM w);
 
 -- name: CountForumThreadsLastHour :one
-SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
-FROM forum_threads WHERE creator_folded = @creator_folded AND created_at > now() - interval '1 hour';
+WITH w AS (SELECT now() - @span::interval AS since)
+SELECT count(*) AS n, COALESCE(ceil(date_part('epoch', min(created_at) - (SELECT since FROM w)) * 1000000), 0)::bigint AS wait_us
+FROM forum_threads WHERE creator_folded = @creator_folded AND created_at > (SELECT since FROM w);
 
 -- name: CountForumBoardsLastDay :one
-SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 day' - now()) * 1000000), 0)::bigint AS wait_us
-FROM forum_boards WHERE created_by = @created_by AND created_by <> '' AND created_at > now() - interval '1 day';
+WITH w AS (SELECT now() - @span::interval AS since)
+SELECT count(*) AS n, COALESCE(ceil(date_part('epoch', min(created_at) - (SELECT since FROM w)) * 1000000), 0)::bigint AS wait_us
+FROM forum_boards WHERE created_by = @created_by AND created_by <> '' AND created_at > (SELECT since FROM w);
 
 -- name: ListForumBoards :many
 -- Boards with their counters (the sum and latest of their count rows;

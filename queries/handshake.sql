@@ -12,25 +12,25 @@ UPDATE agents SET policy = @policy, policy_locked = (@policy = 'owner-decides'),
 -- name: ExpireStaleRequests :exec
 UPDATE contact_requests SET status = 'expired'
 WHERE from_agent = @from_agent AND to_agent = @to_agent AND status = 'pending'
-  AND created_at <= now() - interval '7 days';
+  AND created_at <= now() - @request_lifetime::interval;
 
 -- name: CountRequestsLastHour :one
-SELECT count(*) FROM contact_requests WHERE from_agent = @from_agent AND created_at > now() - interval '1 hour';
+SELECT count(*) FROM contact_requests WHERE from_agent = @from_agent AND created_at > now() - @span::interval;
 
 -- name: CountPendingOutgoing :one
 SELECT count(*) FROM contact_requests
-WHERE from_agent = @from_agent AND status = 'pending' AND created_at > now() - interval '7 days';
+WHERE from_agent = @from_agent AND status = 'pending' AND created_at > now() - @request_lifetime::interval;
 
 -- name: HasPendingRequest :one
 SELECT EXISTS (SELECT 1 FROM contact_requests
     WHERE from_agent = @from_agent AND to_agent = @to_agent AND status = 'pending'
-      AND created_at > now() - interval '7 days');
+      AND created_at > now() - @request_lifetime::interval);
 
 -- name: DeclinedRecently :one
 -- The 24-hour cooldown after the target (or its owner) declined.
 SELECT EXISTS (SELECT 1 FROM contact_requests
     WHERE from_agent = @from_agent AND to_agent = @to_agent AND status = 'declined'
-      AND decided_by IN ('agent', 'owner') AND decided_at > now() - interval '24 hours');
+      AND decided_by IN ('agent', 'owner') AND decided_at > now() - @cooldown::interval);
 
 -- name: ActiveAgreementsBetween :many
 SELECT id, requester, target, scopes FROM agreements
@@ -52,7 +52,7 @@ RETURNING id, expires_at;
 -- name: LockRequest :one
 -- The request, locked, with its target's policy (a decision's facts).
 SELECT r.id, r.from_agent, r.to_agent, r.purpose, r.scopes, r.ttl_days, r.status,
-       (r.status = 'pending' AND r.created_at <= now() - interval '7 days')::boolean AS expired,
+       (r.status = 'pending' AND r.created_at <= now() - @request_lifetime::interval)::boolean AS expired,
        a.policy AS target_policy
 FROM contact_requests r JOIN agents a ON a.id = r.to_agent
 WHERE r.id = @id FOR UPDATE OF r;
@@ -64,11 +64,11 @@ UPDATE contact_requests SET status = @status, decided_by = sqlc.narg('decided_by
 -- Incoming or outgoing requests, with the status as of now (a pending
 -- request older than 7 days reads as expired).
 SELECT r.id, o.id AS other_id, o.name AS other_name, r.purpose, r.scopes, r.ttl_days,
-       s.status::text AS status, (r.created_at + interval '7 days')::timestamptz AS expires_at,
+       s.status::text AS status, (r.created_at + @request_lifetime::interval)::timestamptz AS expires_at,
        count(*) OVER () AS total
 FROM contact_requests r
 JOIN agents o ON o.id = CASE WHEN @incoming::boolean THEN r.from_agent ELSE r.to_agent END
-CROSS JOIN LATERAL (SELECT CASE WHEN r.status = 'pending' AND r.created_at <= now() - interval '7 days'
+CROSS JOIN LATERAL (SELECT CASE WHEN r.status = 'pending' AND r.created_at <= now() - @request_lifetime::interval
                                 THEN 'expired' ELSE r.status END AS status) s
 WHERE (CASE WHEN @incoming::boolean THEN r.to_agent ELSE r.from_agent END) = @agent
   AND (@status::text = 'any' OR s.status = @status::text)
@@ -77,7 +77,7 @@ LIMIT @lim OFFSET @off;
 
 -- name: CountPendingIncoming :one
 SELECT count(*) FROM contact_requests
-WHERE to_agent = @agent AND status = 'pending' AND created_at > now() - interval '7 days';
+WHERE to_agent = @agent AND status = 'pending' AND created_at > now() - @request_lifetime::interval;
 
 -- name: ListAgreements :many
 SELECT g.id, o.id AS other_id, o.name AS other_name,

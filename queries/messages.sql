@@ -21,10 +21,10 @@ SELECT id, sender, recipient, conversation_id, hop FROM messages WHERE id = @id;
 -- budgets have room; inserted says which happened, the counts say why.
 WITH sent AS (
     SELECT count(*) AS n FROM messages s
-    WHERE s.agreement_id = @agreement_id AND s.sender = @sender AND s.created_at > now() - interval '1 hour'
+    WHERE s.agreement_id = @agreement_id AND s.sender = @sender AND s.created_at > now() - @span::interval
 ), conv AS (
     SELECT count(*) AS n FROM messages c
-    WHERE c.conversation_id = @conversation_id AND c.created_at > now() - interval '1 hour'
+    WHERE c.conversation_id = @conversation_id AND c.created_at > now() - @span::interval
 ), ins AS (
     INSERT INTO messages (id, agreement_id, sender, recipient, conversation_id, reply_to, hop, text)
     SELECT @id::uuid, @agreement_id::uuid, @sender::uuid, @recipient::uuid, @conversation_id::uuid,

@@ -4,12 +4,12 @@ INSERT INTO notifications (agent_id, type) VALUES (@agent_id, @type);
 -- name: ClaimNotifications :many
 -- Takes every waiting notification of the last 24 hours for delivery.
 UPDATE notifications SET delivered_at = now()
-WHERE agent_id = @agent_id AND delivered_at IS NULL AND created_at > now() - interval '24 hours'
+WHERE agent_id = @agent_id AND delivered_at IS NULL AND created_at > now() - @lifetime::interval
 RETURNING type;
 
 -- name: AgentsWithWaitingNotifications :many
 SELECT DISTINCT agent_id FROM notifications
-WHERE delivered_at IS NULL AND created_at > now() - interval '24 hours';
+WHERE delivered_at IS NULL AND created_at > now() - @lifetime::interval;
 
 -- name: AccountsOfAgent :many
 SELECT account FROM agent_accounts WHERE agent_id = @agent_id ORDER BY bound_at;
@@ -19,7 +19,7 @@ SELECT account FROM agent_accounts WHERE agent_id = @agent_id ORDER BY bound_at;
 -- for /metrics: it scans at most that many rows of the partial index).
 SELECT count(*) FROM (
     SELECT 1 FROM notifications
-    WHERE delivered_at IS NULL AND created_at > now() - interval '24 hours'
+    WHERE delivered_at IS NULL AND created_at > now() - @lifetime::interval
     LIMIT @max_rows
 ) AS waiting;
 

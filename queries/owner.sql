@@ -3,9 +3,9 @@
 -- (spec §4's limit; see protocol-notes), and when the oldest of them
 -- leaves the window.
 SELECT count(*) AS n,
-       (coalesce(min(created_at), now()) + interval '1 hour')::timestamptz AS frees_at
+       (coalesce(min(created_at), now()) + @span::interval)::timestamptz AS frees_at
 FROM portal_sessions
-WHERE address = @address AND approved_at IS NULL AND created_at > now() - interval '1 hour';
+WHERE address = @address AND approved_at IS NULL AND created_at > now() - @span::interval;
 
 -- name: LockSignInStarts :exec
 -- Serialises the sign-in starts of one address, so the hourly count holds.
@@ -22,7 +22,7 @@ RETURNING id, created_at;
 -- (approved, not ended, not expired), or neither.
 SELECT s.id, s.code, s.csrf_token, s.address, s.user_agent, s.created_at,
        s.account, s.account_folded, s.approved_at, s.expires_at, s.ended_at,
-       (s.approved_at IS NULL AND s.ended_at IS NULL AND s.created_at > now() - interval '10 minutes')::boolean AS waiting,
+       (s.approved_at IS NULL AND s.ended_at IS NULL AND s.created_at > now() - @code_lifetime::interval)::boolean AS waiting,
        (s.approved_at IS NOT NULL AND s.ended_at IS NULL AND s.expires_at > now())::boolean AS active
 FROM portal_sessions s WHERE s.secret_sha256 = @secret_sha256;
 
@@ -31,7 +31,7 @@ FROM portal_sessions s WHERE s.secret_sha256 = @secret_sha256;
 SELECT pg_advisory_xact_lock(7340005, hashtext(@account_folded::text));
 
 -- name: CountLoginAttempts :one
-SELECT count(*) FROM login_attempts WHERE account_folded = @account_folded AND at > now() - interval '1 hour';
+SELECT count(*) FROM login_attempts WHERE account_folded = @account_folded AND at > now() - @span::interval;
 
 -- name: InsertLoginAttempt :exec
 INSERT INTO login_attempts (account_folded, ok) VALUES (@account_folded, @ok);
@@ -39,12 +39,12 @@ INSERT INTO login_attempts (account_folded, ok) VALUES (@account_folded, @ok);
 -- name: LockWaitingByCode :one
 -- The waiting sign-in a code names, if it is still valid (10 minutes, once).
 SELECT id, user_agent, address, created_at FROM portal_sessions
-WHERE code = @code AND approved_at IS NULL AND ended_at IS NULL AND created_at > now() - interval '10 minutes'
+WHERE code = @code AND approved_at IS NULL AND ended_at IS NULL AND created_at > now() - @code_lifetime::interval
 FOR UPDATE;
 
 -- name: ApprovePortalSession :one
 UPDATE portal_sessions SET account_folded = @account_folded::text, account = @account::text,
-       approved_at = now(), expires_at = now() + interval '12 hours'
+       approved_at = now(), expires_at = now() + @session_lifetime::interval
 WHERE id = @id
 RETURNING approved_at::timestamptz AS approved_at, expires_at::timestamptz AS expires_at;
 
@@ -106,7 +106,7 @@ WHERE ob.agent_id = @agent_id;
 
 -- name: LockBindingOfAgent :one
 SELECT owner_account, owner_folded, status,
-       coalesce(decided_at > now() - interval '24 hours', false)::boolean AS recent
+       coalesce(decided_at > now() - @cooldown::interval, false)::boolean AS recent
 FROM owner_bindings WHERE agent_id = @agent_id FOR UPDATE;
 
 -- name: UpsertBinding :one

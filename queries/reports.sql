@@ -3,7 +3,7 @@
 -- open-report check below cannot be beaten by racing reports.
 
 -- name: CountReportsLastHour :one
-SELECT count(*) FROM reports WHERE reporter = @reporter AND created_at > now() - interval '1 hour';
+SELECT count(*) FROM reports WHERE reporter = @reporter AND created_at > now() - @span::interval;
 
 -- name: HasOpenReport :one
 SELECT EXISTS (SELECT 1 FROM reports WHERE reporter = @reporter AND reported = @reported AND status = 'open');

@@ -12,7 +12,7 @@
 -- Publications of the last hour, from the audit log: a deleted or removed
 -- resource still counts (audit_log_resource_published).
 SELECT count(*) FROM audit_log
-WHERE action = 'resource.published' AND actor_agent = @agent_id AND at > now() - interval '1 hour';
+WHERE action = 'resource.published' AND actor_agent = @agent_id AND at > now() - @span::interval;
 
 -- name: ResourceBytes :one
 SELECT coalesce(sum(size), 0)::bigint FROM resources WHERE agent_id = @agent_id;

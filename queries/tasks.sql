@@ -6,7 +6,7 @@
 -- name: CountTasksLastHour :one
 -- Read after LockTaskRequester, in its transaction: its snapshot then
 -- holds every task of an earlier holder of the lock.
-SELECT count(*) FROM tasks WHERE requester = @requester AND created_at > now() - interval '1 hour';
+SELECT count(*) FROM tasks WHERE requester = @requester AND created_at > now() - @span::interval;
 
 -- name: TaskAgreements :many
 -- The active agreements (not revoked, not expired) that the requester asked

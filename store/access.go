@@ -31,10 +31,10 @@ func (s *Store) ApplyForToken(ctx context.Context, r pircan.NewTokenRequest, l p
 		if err := q.LockApplications(ctx); err != nil {
 			return err
 		}
-		if c, err := q.CountApplicationsAddress(ctx, r.Address); err != nil || c.N >= int64(l.ForumApplicationsAddressHour) {
+		if c, err := q.CountApplicationsAddress(ctx, db.CountApplicationsAddressParams{Span: pircan.HourWindow, Address: r.Address}); err != nil || c.N >= int64(l.ForumApplicationsAddressHour) {
 			return orErr(err, countLimited(pircan.ErrApplicationsAddress, c.WaitUs))
 		}
-		if c, err := q.CountApplicationsHour(ctx); err != nil || c.N >= int64(l.ForumApplicationsHour) {
+		if c, err := q.CountApplicationsHour(ctx, pircan.HourWindow); err != nil || c.N >= int64(l.ForumApplicationsHour) {
 			return orErr(err, countLimited(pircan.ErrApplicationsHour, c.WaitUs))
 		}
 		t, err := q.InsertToken(ctx, db.InsertTokenParams{Account: r.Account, AccountFolded: foldAccount(r.Account),
@@ -134,7 +134,7 @@ func (s *Store) AddFeature(ctx context.Context, actor pircan.ForumActor, f pirca
 		if err := q.LockForumLine(ctx, me); err != nil {
 			return err
 		}
-		if c, err := q.CountForumFeaturesLastDay(ctx, me); err != nil || c.N >= int64(l.ForumFeaturesDay) {
+		if c, err := q.CountForumFeaturesLastDay(ctx, db.CountForumFeaturesLastDayParams{Span: pircan.DayWindow, AuthorFolded: me}); err != nil || c.N >= int64(l.ForumFeaturesDay) {
 			return orErr(err, countLimited(pircan.ErrRateLimited, c.WaitUs))
 		}
 		r, err := q.InsertForumFeature(ctx, db.InsertForumFeatureParams{Title: f.Title, Body: f.Body, AuthorAccount: actor.Account,

@@ -60,7 +60,7 @@ func (s *Store) Hello(ctx context.Context, account, nick string, p pircan.Profil
 		case !errors.Is(err, errNoRows):
 			return err
 		}
-		recent, err := q.CountRecentRegistrations(ctx)
+		recent, err := q.CountRecentRegistrations(ctx, pircan.HourWindow)
 		if err != nil {
 			return err
 		}

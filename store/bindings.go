@@ -67,7 +67,7 @@ func (s *Store) NameOwner(ctx context.Context, actor pircan.Actor, account strin
 // lockBinding reads the agent's owner binding for the core's rules, its
 // row locked (none: zero facts).
 func lockBinding(ctx context.Context, q *db.Queries, agentID string) (pircan.BindingFacts, error) {
-	old, err := q.LockBindingOfAgent(ctx, agentID)
+	old, err := q.LockBindingOfAgent(ctx, db.LockBindingOfAgentParams{Cooldown: pircan.DeclineCooldown, AgentID: agentID})
 	if errors.Is(err, errNoRows) {
 		return pircan.BindingFacts{}, nil
 	}
@@ -150,7 +150,7 @@ func (s *Store) ClearOwnerByOperator(ctx context.Context, actor pircan.Actor, ag
 	var out *pircan.Binding
 	defer s.agents.forget(agentID)
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		old, err := q.LockBindingOfAgent(ctx, agentID)
+		old, err := q.LockBindingOfAgent(ctx, db.LockBindingOfAgentParams{Cooldown: pircan.DeclineCooldown, AgentID: agentID})
 		if errors.Is(err, errNoRows) {
 			return nil
 		}

@@ -138,7 +138,7 @@ func (s *Store) AddForumBoard(ctx context.Context, actor pircan.ForumActor, b pi
 			if err := q.LockForumLine(ctx, by); err != nil {
 				return err
 			}
-			if c, err := q.CountForumBoardsLastDay(ctx, by); err != nil || c.N >= int64(l.ForumBoardsDay) {
+			if c, err := q.CountForumBoardsLastDay(ctx, db.CountForumBoardsLastDayParams{Span: pircan.DayWindow, CreatedBy: by}); err != nil || c.N >= int64(l.ForumBoardsDay) {
 				return orErr(err, countLimited(pircan.ErrRateLimited, c.WaitUs))
 			}
 		}
@@ -298,10 +298,16 @@ func (s *Store) PostForumMessage(ctx context.Context, actor pircan.ForumActor, m
 	)
 	err := s.withPipe(ctx, func(ctx context.Context, p *pipe) error {
 		p.queue(func(q *db.Queries) error { return q.LockForumLine(ctx, me) })
-		p.queue(func(q *db.Queries) (err error) { msgCount, err = q.CountForumMessagesLastHour(ctx, me); return err })
+		p.queue(func(q *db.Queries) (err error) {
+			msgCount, err = q.CountForumMessagesLastHour(ctx, db.CountForumMessagesLastHourParams{Span: pircan.HourWindow, AuthorFolded: me})
+			return err
+		})
 		if newThread {
 			p.queue(func(q *db.Queries) error { _, boardErr = q.LockForumBoard(ctx, m.Board); return nil })
-			p.queue(func(q *db.Queries) (err error) { threadCount, err = q.CountForumThreadsLastHour(ctx, me); return err })
+			p.queue(func(q *db.Queries) (err error) {
+				threadCount, err = q.CountForumThreadsLastHour(ctx, db.CountForumThreadsLastHourParams{Span: pircan.HourWindow, CreatorFolded: me})
+				return err
+			})
 			p.queue(func(q *db.Queries) (err error) { m.Thread, err = q.NextForumThreadID(ctx); return err })
 		} else {
 			p.queue(func(q *db.Queries) error { thread, threadErr = q.LockForumThread(ctx, m.Thread); return nil })

@@ -106,11 +106,11 @@ func contactFacts(ctx context.Context, q *db.Queries, me, to string) (pircan.Con
 	if err := q.LockAgent(ctx, me); err != nil {
 		return f, err
 	}
-	pair := db.ExpireStaleRequestsParams{FromAgent: me, ToAgent: to}
+	pair := db.ExpireStaleRequestsParams{FromAgent: me, ToAgent: to, RequestLifetime: pircan.RequestLifetime}
 	if err := q.ExpireStaleRequests(ctx, pair); err != nil {
 		return f, err
 	}
-	n, err := q.CountRequestsLastHour(ctx, me)
+	n, err := q.CountRequestsLastHour(ctx, db.CountRequestsLastHourParams{FromAgent: me, Span: pircan.HourWindow})
 	if err != nil {
 		return f, err
 	}
@@ -123,10 +123,10 @@ func contactFacts(ctx context.Context, q *db.Queries, me, to string) (pircan.Con
 		return f, err
 	}
 	f.Active = agreementScopes(active)
-	if f.DeclinedRecently, err = q.DeclinedRecently(ctx, db.DeclinedRecentlyParams(pair)); err != nil {
+	if f.DeclinedRecently, err = q.DeclinedRecently(ctx, db.DeclinedRecentlyParams{FromAgent: me, ToAgent: to, Cooldown: pircan.DeclineCooldown}); err != nil {
 		return f, err
 	}
-	n, err = q.CountPendingOutgoing(ctx, me)
+	n, err = q.CountPendingOutgoing(ctx, db.CountPendingOutgoingParams{FromAgent: me, RequestLifetime: pircan.RequestLifetime})
 	f.PendingOutgoing = int(n)
 	return f, err
 }
@@ -159,7 +159,7 @@ func (s *Store) Contacts(ctx context.Context, agentID string, incoming bool, sta
 	var out []pircan.ContactItem
 	total := 0
 	err := s.readPlanned(ctx, func(ctx context.Context, q *db.Queries) error {
-		p := db.ListContactsParams{Incoming: incoming, Agent: agentID, Status: status, Lim: int32(limit), Off: int32(offset)}
+		p := db.ListContactsParams{RequestLifetime: pircan.RequestLifetime, Incoming: incoming, Agent: agentID, Status: status, Lim: int32(limit), Off: int32(offset)}
 		rows, err := q.ListContacts(ctx, p)
 		for _, r := range rows {
 			out = append(out, pircan.ContactItem{RequestID: r.ID, Other: pircan.PartyRef{AgentID: r.OtherID, Name: r.OtherName},
@@ -182,7 +182,7 @@ func (s *Store) Contacts(ctx context.Context, agentID string, incoming bool, sta
 func (s *Store) Decide(ctx context.Context, actor pircan.Actor, d pircan.Decision) (pircan.DecisionResult, error) {
 	var res pircan.DecisionResult
 	err := s.withTx(ctx, func(ctx context.Context, q *db.Queries) error {
-		req, err := q.LockRequest(ctx, d.RequestID)
+		req, err := q.LockRequest(ctx, db.LockRequestParams{RequestLifetime: pircan.RequestLifetime, ID: d.RequestID})
 		if err != nil {
 			return notFound(err)
 		}

@@ -22,7 +22,7 @@ func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessag
 	// The id is chosen here so that the audit entry, written by the same
 	// statement, can be built beforehand.
 	id := uuid.NewString()
-	p := db.SendMessageParams{ID: id, Sender: me, Recipient: m.To, Text: m.Text, ConversationID: id,
+	p := db.SendMessageParams{ID: id, Sender: me, Span: pircan.HourWindow, Recipient: m.To, Text: m.Text, ConversationID: id,
 		MessagesHour: int64(l.MessagesHour), ConversationHour: int64(l.ConversationHour), NotifyType: pircan.NotifyMessage}
 	var row db.SendMessageRow
 	err := s.withPipe(ctx, func(ctx context.Context, pp *pipe) error {
@@ -91,10 +91,10 @@ func (s *Store) Send(ctx context.Context, actor pircan.Actor, m pircan.NewMessag
 // pendingBetween says whether a contact request is pending from me to the
 // other agent, and from it to me.
 func pendingBetween(ctx context.Context, q *db.Queries, me, other string) (mine, theirs bool, err error) {
-	if mine, err = q.HasPendingRequest(ctx, db.HasPendingRequestParams{FromAgent: me, ToAgent: other}); err != nil {
+	if mine, err = q.HasPendingRequest(ctx, db.HasPendingRequestParams{FromAgent: me, ToAgent: other, RequestLifetime: pircan.RequestLifetime}); err != nil {
 		return
 	}
-	theirs, err = q.HasPendingRequest(ctx, db.HasPendingRequestParams{FromAgent: other, ToAgent: me})
+	theirs, err = q.HasPendingRequest(ctx, db.HasPendingRequestParams{FromAgent: other, ToAgent: me, RequestLifetime: pircan.RequestLifetime})
 	return
 }
 

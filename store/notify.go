@@ -18,7 +18,7 @@ func (s *Store) ClaimNotices(ctx context.Context, agentID string) ([]pircan.Noti
 		if err := q.ReleaseNotifyWake(ctx, agentID); err != nil {
 			return err
 		}
-		types, err := q.ClaimNotifications(ctx, agentID)
+		types, err := q.ClaimNotifications(ctx, db.ClaimNotificationsParams{AgentID: agentID, Lifetime: pircan.NotificationLifetime})
 		if err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func noticeCount(ctx context.Context, q *db.Queries, agentID, kind string) (int,
 	var err error
 	switch kind {
 	case pircan.NotifyContactRequest:
-		c, err = q.CountPendingIncoming(ctx, agentID)
+		c, err = q.CountPendingIncoming(ctx, db.CountPendingIncomingParams{Agent: agentID, RequestLifetime: pircan.RequestLifetime})
 	case pircan.NotifyMessage:
 		c, err = q.CountUnread(ctx, agentID)
 	case pircan.NotifyTaskRequest:
@@ -65,7 +65,7 @@ func (s *Store) AgentsWithWaitingNotices(ctx context.Context) ([]string, error) 
 	var out []string
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
 		var err error
-		out, err = q.AgentsWithWaitingNotifications(ctx)
+		out, err = q.AgentsWithWaitingNotifications(ctx, pircan.NotificationLifetime)
 		return err
 	})
 	return out, err

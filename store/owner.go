@@ -23,7 +23,7 @@ func (s *Store) StartSignIn(ctx context.Context, in pircan.NewSignIn, limit int)
 		if err := q.LockSignInStarts(ctx, in.Address); err != nil {
 			return err
 		}
-		c, err := q.CountSignInStarts(ctx, in.Address)
+		c, err := q.CountSignInStarts(ctx, db.CountSignInStartsParams{Span: pircan.HourWindow, Address: in.Address})
 		if err != nil {
 			return err
 		}
@@ -69,17 +69,18 @@ func (s *Store) KnownAccount(ctx context.Context, account string) (bool, error) 
 
 // PortalSession returns the session a cookie's secret hash names, as of now.
 func (s *Store) PortalSession(ctx context.Context, secretSHA256 []byte) (pircan.PortalSession, error) {
-	return readOne(ctx, s, (*db.Queries).PortalSessionBySecret, secretSHA256, func(r db.PortalSessionBySecretRow) pircan.PortalSession {
-		out := pircan.PortalSession{ID: r.ID, Code: r.Code, CSRFToken: r.CsrfToken, Address: r.Address,
-			UserAgent: r.UserAgent, CreatedAt: r.CreatedAt, Waiting: r.Waiting, Active: r.Active}
-		if r.Account != nil {
-			out.Account = *r.Account
-		}
-		if r.ExpiresAt.Valid {
-			out.ExpiresAt = r.ExpiresAt.Time
-		}
-		return out
-	})
+	return readOne(ctx, s, (*db.Queries).PortalSessionBySecret,
+		db.PortalSessionBySecretParams{CodeLifetime: pircan.CodeLifetime, SecretSha256: secretSHA256}, func(r db.PortalSessionBySecretRow) pircan.PortalSession {
+			out := pircan.PortalSession{ID: r.ID, Code: r.Code, CSRFToken: r.CsrfToken, Address: r.Address,
+				UserAgent: r.UserAgent, CreatedAt: r.CreatedAt, Waiting: r.Waiting, Active: r.Active}
+			if r.Account != nil {
+				out.Account = *r.Account
+			}
+			if r.ExpiresAt.Valid {
+				out.ExpiresAt = r.ExpiresAt.Time
+			}
+			return out
+		})
 }
 
 // Login implements pircan.Store. A wrong, expired or used code changes
@@ -94,7 +95,7 @@ func (s *Store) Login(ctx context.Context, account, code string, l pircan.Limits
 		if err := q.LockLoginAttempts(ctx, folded); err != nil {
 			return err
 		}
-		n, err := q.CountLoginAttempts(ctx, folded)
+		n, err := q.CountLoginAttempts(ctx, db.CountLoginAttemptsParams{AccountFolded: folded, Span: pircan.HourWindow})
 		if err != nil {
 			return err
 		}
@@ -102,7 +103,7 @@ func (s *Store) Login(ctx context.Context, account, code string, l pircan.Limits
 			rule = pircan.ErrRateLimited
 			return audit(ctx, q, actor, "owner.login.rate_limited", "", nil)
 		}
-		w, err := q.LockWaitingByCode(ctx, code)
+		w, err := q.LockWaitingByCode(ctx, db.LockWaitingByCodeParams{Code: code, CodeLifetime: pircan.CodeLifetime})
 		if errors.Is(err, errNoRows) {
 			rule = pircan.ErrNotFound
 			if err := q.InsertLoginAttempt(ctx, db.InsertLoginAttemptParams{AccountFolded: folded, Ok: false}); err != nil {
@@ -116,7 +117,8 @@ func (s *Store) Login(ctx context.Context, account, code string, l pircan.Limits
 		if err := q.InsertLoginAttempt(ctx, db.InsertLoginAttemptParams{AccountFolded: folded, Ok: true}); err != nil {
 			return err
 		}
-		a, err := q.ApprovePortalSession(ctx, db.ApprovePortalSessionParams{AccountFolded: folded, Account: account, ID: w.ID})
+		a, err := q.ApprovePortalSession(ctx, db.ApprovePortalSessionParams{AccountFolded: folded, Account: account,
+			SessionLifetime: pircan.SessionLifetime, ID: w.ID})
 		if err != nil {
 			return err
 		}

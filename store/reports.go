@@ -66,7 +66,7 @@ func reportFacts(ctx context.Context, q *db.Queries, me string, r pircan.NewRepo
 		}
 		f.ResourceFound = lockErr == nil
 	}
-	n, err := q.CountReportsLastHour(ctx, me)
+	n, err := q.CountReportsLastHour(ctx, db.CountReportsLastHourParams{Reporter: me, Span: pircan.HourWindow})
 	if err != nil {
 		return f, err
 	}

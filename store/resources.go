@@ -19,7 +19,7 @@ func (s *Store) AddResource(ctx context.Context, actor pircan.Actor, r pircan.Ne
 		if err := q.LockAgent(ctx, me); err != nil {
 			return err
 		}
-		if n, err := q.CountResourcePublications(ctx, &me); err != nil || n >= int64(l.ResourcesHour) {
+		if n, err := q.CountResourcePublications(ctx, db.CountResourcePublicationsParams{AgentID: &me, Span: pircan.HourWindow}); err != nil || n >= int64(l.ResourcesHour) {
 			return orErr(err, pircan.ErrRateLimited)
 		}
 		if used, err := q.ResourceBytes(ctx, me); err != nil || used+int64(len(r.Content)) > int64(l.ResourceBytes) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pressly/goose/v3"
 
+	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/schema"
 	"github.com/creatimus/pircan/store/db"
 )
@@ -41,7 +42,7 @@ func (s *Store) WaitingNotifications(ctx context.Context, max int32) (int64, err
 	var n int64
 	err := s.read(ctx, func(ctx context.Context, q *db.Queries) error {
 		var err error
-		n, err = q.CountWaitingNotifications(ctx, max)
+		n, err = q.CountWaitingNotifications(ctx, db.CountWaitingNotificationsParams{Lifetime: pircan.NotificationLifetime, MaxRows: max})
 		return err
 	})
 	return n, err

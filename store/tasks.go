@@ -36,7 +36,10 @@ func (s *Store) AddTask(ctx context.Context, actor pircan.Actor, t pircan.NewTas
 			targetExists, lockErr = q.LockTaskRequester(ctx, db.LockTaskRequesterParams{Target: t.To, Requester: me})
 			return nil
 		})
-		p.queue(func(q *db.Queries) (err error) { count, err = q.CountTasksLastHour(ctx, me); return err })
+		p.queue(func(q *db.Queries) (err error) {
+			count, err = q.CountTasksLastHour(ctx, db.CountTasksLastHourParams{Requester: me, Span: pircan.HourWindow})
+			return err
+		})
 		p.queue(func(q *db.Queries) (err error) {
 			active, err = q.TaskAgreements(ctx, db.TaskAgreementsParams{Requester: me, Target: t.To})
 			return err

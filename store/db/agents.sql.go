@@ -116,11 +116,11 @@ func (q *Queries) CountByCapability(ctx context.Context, arg CountByCapabilityPa
 }
 
 const countRecentRegistrations = `-- name: CountRecentRegistrations :one
-SELECT count(*) FROM agents WHERE created_at > now() - interval '1 hour'
+SELECT count(*) FROM agents WHERE created_at > now() - $1::interval
 `
 
-func (q *Queries) CountRecentRegistrations(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, countRecentRegistrations)
+func (q *Queries) CountRecentRegistrations(ctx context.Context, span time.Duration) (int64, error) {
+	row := q.db.QueryRow(ctx, countRecentRegistrations, span)
 	var count int64
 	err := row.Scan(&count)
 	return count, err

@@ -56,25 +56,32 @@ func (q *Queries) AttestationHistory(ctx context.Context, arg AttestationHistory
 }
 
 const countApplicationsAddress = `-- name: CountApplicationsAddress :one
-SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
-FROM forum_token_requests WHERE address = $1 AND created_at > now() - interval '1 hour'
+WITH w AS (SELECT now() - $2::interval AS since)
+SELECT count(*) AS n, COALESCE(ceil(date_part('epoch', min(created_at) - (SELECT since FROM w)) * 1000000), 0)::bigint AS wait_us
+FROM forum_token_requests WHERE address = $1 AND created_at > (SELECT since FROM w)
 `
+
+type CountApplicationsAddressParams struct {
+	Address string
+	Span    time.Duration
+}
 
 type CountApplicationsAddressRow struct {
 	N      int64
 	WaitUs int64
 }
 
-func (q *Queries) CountApplicationsAddress(ctx context.Context, address string) (CountApplicationsAddressRow, error) {
-	row := q.db.QueryRow(ctx, countApplicationsAddress, address)
+func (q *Queries) CountApplicationsAddress(ctx context.Context, arg CountApplicationsAddressParams) (CountApplicationsAddressRow, error) {
+	row := q.db.QueryRow(ctx, countApplicationsAddress, arg.Address, arg.Span)
 	var i CountApplicationsAddressRow
 	err := row.Scan(&i.N, &i.WaitUs)
 	return i, err
 }
 
 const countApplicationsHour = `-- name: CountApplicationsHour :one
-SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()) * 1000000), 0)::bigint AS wait_us
-FROM forum_token_requests WHERE created_at > now() - interval '1 hour'
+WITH w AS (SELECT now() - $1::interval AS since)
+SELECT count(*) AS n, COALESCE(ceil(date_part('epoch', min(created_at) - (SELECT since FROM w)) * 1000000), 0)::bigint AS wait_us
+FROM forum_token_requests WHERE created_at > (SELECT since FROM w)
 `
 
 type CountApplicationsHourRow struct {
@@ -82,8 +89,8 @@ type CountApplicationsHourRow struct {
 	WaitUs int64
 }
 
-func (q *Queries) CountApplicationsHour(ctx context.Context) (CountApplicationsHourRow, error) {
-	row := q.db.QueryRow(ctx, countApplicationsHour)
+func (q *Queries) CountApplicationsHour(ctx context.Context, span time.Duration) (CountApplicationsHourRow, error) {
+	row := q.db.QueryRow(ctx, countApplicationsHour, span)
 	var i CountApplicationsHourRow
 	err := row.Scan(&i.N, &i.WaitUs)
 	return i, err
@@ -130,17 +137,23 @@ func (q *Queries) CountForumFeaturesByStatus(ctx context.Context) ([]CountForumF
 }
 
 const countForumFeaturesLastDay = `-- name: CountForumFeaturesLastDay :one
-SELECT count(*) AS n, COALESCE(ceil(EXTRACT(EPOCH FROM min(created_at) + interval '1 day' - now()) * 1000000), 0)::bigint AS wait_us
-FROM forum_features WHERE author_folded = $1 AND created_at > now() - interval '1 day'
+WITH w AS (SELECT now() - $2::interval AS since)
+SELECT count(*) AS n, COALESCE(ceil(date_part('epoch', min(created_at) - (SELECT since FROM w)) * 1000000), 0)::bigint AS wait_us
+FROM forum_features WHERE author_folded = $1 AND created_at > (SELECT since FROM w)
 `
+
+type CountForumFeaturesLastDayParams struct {
+	AuthorFolded string
+	Span         time.Duration
+}
 
 type CountForumFeaturesLastDayRow struct {
 	N      int64
 	WaitUs int64
 }
 
-func (q *Queries) CountForumFeaturesLastDay(ctx context.Context, authorFolded string) (CountForumFeaturesLastDayRow, error) {
-	row := q.db.QueryRow(ctx, countForumFeaturesLastDay, authorFolded)
+func (q *Queries) CountForumFeaturesLastDay(ctx context.Context, arg CountForumFeaturesLastDayParams) (CountForumFeaturesLastDayRow, error) {
+	row := q.db.QueryRow(ctx, countForumFeaturesLastDay, arg.AuthorFolded, arg.Span)
 	var i CountForumFeaturesLastDayRow
 	err := row.Scan(&i.N, &i.WaitUs)
 	return i, err

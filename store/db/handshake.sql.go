@@ -79,11 +79,16 @@ func (q *Queries) AgentPolicy(ctx context.Context, id string) (AgentPolicyRow, e
 
 const countPendingIncoming = `-- name: CountPendingIncoming :one
 SELECT count(*) FROM contact_requests
-WHERE to_agent = $1 AND status = 'pending' AND created_at > now() - interval '7 days'
+WHERE to_agent = $1 AND status = 'pending' AND created_at > now() - $2::interval
 `
 
-func (q *Queries) CountPendingIncoming(ctx context.Context, agent string) (int64, error) {
-	row := q.db.QueryRow(ctx, countPendingIncoming, agent)
+type CountPendingIncomingParams struct {
+	Agent           string
+	RequestLifetime time.Duration
+}
+
+func (q *Queries) CountPendingIncoming(ctx context.Context, arg CountPendingIncomingParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countPendingIncoming, arg.Agent, arg.RequestLifetime)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -91,22 +96,32 @@ func (q *Queries) CountPendingIncoming(ctx context.Context, agent string) (int64
 
 const countPendingOutgoing = `-- name: CountPendingOutgoing :one
 SELECT count(*) FROM contact_requests
-WHERE from_agent = $1 AND status = 'pending' AND created_at > now() - interval '7 days'
+WHERE from_agent = $1 AND status = 'pending' AND created_at > now() - $2::interval
 `
 
-func (q *Queries) CountPendingOutgoing(ctx context.Context, fromAgent string) (int64, error) {
-	row := q.db.QueryRow(ctx, countPendingOutgoing, fromAgent)
+type CountPendingOutgoingParams struct {
+	FromAgent       string
+	RequestLifetime time.Duration
+}
+
+func (q *Queries) CountPendingOutgoing(ctx context.Context, arg CountPendingOutgoingParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countPendingOutgoing, arg.FromAgent, arg.RequestLifetime)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
 }
 
 const countRequestsLastHour = `-- name: CountRequestsLastHour :one
-SELECT count(*) FROM contact_requests WHERE from_agent = $1 AND created_at > now() - interval '1 hour'
+SELECT count(*) FROM contact_requests WHERE from_agent = $1 AND created_at > now() - $2::interval
 `
 
-func (q *Queries) CountRequestsLastHour(ctx context.Context, fromAgent string) (int64, error) {
-	row := q.db.QueryRow(ctx, countRequestsLastHour, fromAgent)
+type CountRequestsLastHourParams struct {
+	FromAgent string
+	Span      time.Duration
+}
+
+func (q *Queries) CountRequestsLastHour(ctx context.Context, arg CountRequestsLastHourParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countRequestsLastHour, arg.FromAgent, arg.Span)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -130,17 +145,18 @@ func (q *Queries) DecideRequest(ctx context.Context, arg DecideRequestParams) er
 const declinedRecently = `-- name: DeclinedRecently :one
 SELECT EXISTS (SELECT 1 FROM contact_requests
     WHERE from_agent = $1 AND to_agent = $2 AND status = 'declined'
-      AND decided_by IN ('agent', 'owner') AND decided_at > now() - interval '24 hours')
+      AND decided_by IN ('agent', 'owner') AND decided_at > now() - $3::interval)
 `
 
 type DeclinedRecentlyParams struct {
 	FromAgent string
 	ToAgent   string
+	Cooldown  time.Duration
 }
 
 // The 24-hour cooldown after the target (or its owner) declined.
 func (q *Queries) DeclinedRecently(ctx context.Context, arg DeclinedRecentlyParams) (bool, error) {
-	row := q.db.QueryRow(ctx, declinedRecently, arg.FromAgent, arg.ToAgent)
+	row := q.db.QueryRow(ctx, declinedRecently, arg.FromAgent, arg.ToAgent, arg.Cooldown)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
@@ -149,32 +165,34 @@ func (q *Queries) DeclinedRecently(ctx context.Context, arg DeclinedRecentlyPara
 const expireStaleRequests = `-- name: ExpireStaleRequests :exec
 UPDATE contact_requests SET status = 'expired'
 WHERE from_agent = $1 AND to_agent = $2 AND status = 'pending'
-  AND created_at <= now() - interval '7 days'
+  AND created_at <= now() - $3::interval
 `
 
 type ExpireStaleRequestsParams struct {
-	FromAgent string
-	ToAgent   string
+	FromAgent       string
+	ToAgent         string
+	RequestLifetime time.Duration
 }
 
 func (q *Queries) ExpireStaleRequests(ctx context.Context, arg ExpireStaleRequestsParams) error {
-	_, err := q.db.Exec(ctx, expireStaleRequests, arg.FromAgent, arg.ToAgent)
+	_, err := q.db.Exec(ctx, expireStaleRequests, arg.FromAgent, arg.ToAgent, arg.RequestLifetime)
 	return err
 }
 
 const hasPendingRequest = `-- name: HasPendingRequest :one
 SELECT EXISTS (SELECT 1 FROM contact_requests
     WHERE from_agent = $1 AND to_agent = $2 AND status = 'pending'
-      AND created_at > now() - interval '7 days')
+      AND created_at > now() - $3::interval)
 `
 
 type HasPendingRequestParams struct {
-	FromAgent string
-	ToAgent   string
+	FromAgent       string
+	ToAgent         string
+	RequestLifetime time.Duration
 }
 
 func (q *Queries) HasPendingRequest(ctx context.Context, arg HasPendingRequestParams) (bool, error) {
-	row := q.db.QueryRow(ctx, hasPendingRequest, arg.FromAgent, arg.ToAgent)
+	row := q.db.QueryRow(ctx, hasPendingRequest, arg.FromAgent, arg.ToAgent, arg.RequestLifetime)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
@@ -320,24 +338,25 @@ func (q *Queries) ListAgreements(ctx context.Context, arg ListAgreementsParams) 
 
 const listContacts = `-- name: ListContacts :many
 SELECT r.id, o.id AS other_id, o.name AS other_name, r.purpose, r.scopes, r.ttl_days,
-       s.status::text AS status, (r.created_at + interval '7 days')::timestamptz AS expires_at,
+       s.status::text AS status, (r.created_at + $1::interval)::timestamptz AS expires_at,
        count(*) OVER () AS total
 FROM contact_requests r
-JOIN agents o ON o.id = CASE WHEN $1::boolean THEN r.from_agent ELSE r.to_agent END
-CROSS JOIN LATERAL (SELECT CASE WHEN r.status = 'pending' AND r.created_at <= now() - interval '7 days'
+JOIN agents o ON o.id = CASE WHEN $2::boolean THEN r.from_agent ELSE r.to_agent END
+CROSS JOIN LATERAL (SELECT CASE WHEN r.status = 'pending' AND r.created_at <= now() - $1::interval
                                 THEN 'expired' ELSE r.status END AS status) s
-WHERE (CASE WHEN $1::boolean THEN r.to_agent ELSE r.from_agent END) = $2
-  AND ($3::text = 'any' OR s.status = $3::text)
+WHERE (CASE WHEN $2::boolean THEN r.to_agent ELSE r.from_agent END) = $3
+  AND ($4::text = 'any' OR s.status = $4::text)
 ORDER BY r.created_at DESC, r.id
-LIMIT $5 OFFSET $4
+LIMIT $6 OFFSET $5
 `
 
 type ListContactsParams struct {
-	Incoming bool
-	Agent    string
-	Status   string
-	Off      int32
-	Lim      int32
+	RequestLifetime time.Duration
+	Incoming        bool
+	Agent           string
+	Status          string
+	Off             int32
+	Lim             int32
 }
 
 type ListContactsRow struct {
@@ -356,6 +375,7 @@ type ListContactsRow struct {
 // request older than 7 days reads as expired).
 func (q *Queries) ListContacts(ctx context.Context, arg ListContactsParams) ([]ListContactsRow, error) {
 	rows, err := q.db.Query(ctx, listContacts,
+		arg.RequestLifetime,
 		arg.Incoming,
 		arg.Agent,
 		arg.Status,
@@ -430,11 +450,16 @@ func (q *Queries) LockAgreement(ctx context.Context, id string) (LockAgreementRo
 
 const lockRequest = `-- name: LockRequest :one
 SELECT r.id, r.from_agent, r.to_agent, r.purpose, r.scopes, r.ttl_days, r.status,
-       (r.status = 'pending' AND r.created_at <= now() - interval '7 days')::boolean AS expired,
+       (r.status = 'pending' AND r.created_at <= now() - $1::interval)::boolean AS expired,
        a.policy AS target_policy
 FROM contact_requests r JOIN agents a ON a.id = r.to_agent
-WHERE r.id = $1 FOR UPDATE OF r
+WHERE r.id = $2 FOR UPDATE OF r
 `
+
+type LockRequestParams struct {
+	RequestLifetime time.Duration
+	ID              string
+}
 
 type LockRequestRow struct {
 	ID           string
@@ -449,8 +474,8 @@ type LockRequestRow struct {
 }
 
 // The request, locked, with its target's policy (a decision's facts).
-func (q *Queries) LockRequest(ctx context.Context, id string) (LockRequestRow, error) {
-	row := q.db.QueryRow(ctx, lockRequest, id)
+func (q *Queries) LockRequest(ctx context.Context, arg LockRequestParams) (LockRequestRow, error) {
+	row := q.db.QueryRow(ctx, lockRequest, arg.RequestLifetime, arg.ID)
 	var i LockRequestRow
 	err := row.Scan(
 		&i.ID,

@@ -198,23 +198,23 @@ func (q *Queries) PeekUnread(ctx context.Context, arg PeekUnreadParams) ([]PeekU
 const sendMessage = `-- name: SendMessage :one
 WITH sent AS (
     SELECT count(*) AS n FROM messages s
-    WHERE s.agreement_id = $1 AND s.sender = $2 AND s.created_at > now() - interval '1 hour'
+    WHERE s.agreement_id = $1 AND s.sender = $2 AND s.created_at > now() - $3::interval
 ), conv AS (
     SELECT count(*) AS n FROM messages c
-    WHERE c.conversation_id = $3 AND c.created_at > now() - interval '1 hour'
+    WHERE c.conversation_id = $4 AND c.created_at > now() - $3::interval
 ), ins AS (
     INSERT INTO messages (id, agreement_id, sender, recipient, conversation_id, reply_to, hop, text)
-    SELECT $4::uuid, $1::uuid, $2::uuid, $5::uuid, $3::uuid,
-           $6::uuid, $7::int, $8::text
+    SELECT $5::uuid, $1::uuid, $2::uuid, $6::uuid, $4::uuid,
+           $7::uuid, $8::int, $9::text
     FROM sent, conv
-    WHERE sent.n < $9::bigint
-      AND ($6::uuid IS NULL OR conv.n < $10::bigint)
+    WHERE sent.n < $10::bigint
+      AND ($7::uuid IS NULL OR conv.n < $11::bigint)
     RETURNING id
 ), audited AS (
     INSERT INTO audit_log (actor_account, actor_agent, action, subject, details)
-    SELECT $11::text, $12::uuid, $13::text, ins.id::text, $14::jsonb FROM ins
+    SELECT $12::text, $13::uuid, $14::text, ins.id::text, $15::jsonb FROM ins
 ), notified AS (
-    INSERT INTO notifications (agent_id, type) SELECT $5::uuid, $15::text FROM ins
+    INSERT INTO notifications (agent_id, type) SELECT $6::uuid, $16::text FROM ins
 )
 SELECT sent.n AS sent_last_hour, conv.n AS conversation_last_hour, (SELECT count(*) FROM ins) AS inserted
 FROM sent, conv
@@ -223,6 +223,7 @@ FROM sent, conv
 type SendMessageParams struct {
 	AgreementID      string
 	Sender           string
+	Span             time.Duration
 	ConversationID   string
 	ID               string
 	Recipient        string
@@ -255,6 +256,7 @@ func (q *Queries) SendMessage(ctx context.Context, arg SendMessageParams) (SendM
 	row := q.db.QueryRow(ctx, sendMessage,
 		arg.AgreementID,
 		arg.Sender,
+		arg.Span,
 		arg.ConversationID,
 		arg.ID,
 		arg.Recipient,

@@ -7,6 +7,8 @@ package db
 
 import (
 	"context"
+
+	"time"
 )
 
 const accountsOfAgent = `-- name: AccountsOfAgent :many
@@ -35,11 +37,11 @@ func (q *Queries) AccountsOfAgent(ctx context.Context, agentID string) ([]string
 
 const agentsWithWaitingNotifications = `-- name: AgentsWithWaitingNotifications :many
 SELECT DISTINCT agent_id FROM notifications
-WHERE delivered_at IS NULL AND created_at > now() - interval '24 hours'
+WHERE delivered_at IS NULL AND created_at > now() - $1::interval
 `
 
-func (q *Queries) AgentsWithWaitingNotifications(ctx context.Context) ([]string, error) {
-	rows, err := q.db.Query(ctx, agentsWithWaitingNotifications)
+func (q *Queries) AgentsWithWaitingNotifications(ctx context.Context, lifetime time.Duration) ([]string, error) {
+	rows, err := q.db.Query(ctx, agentsWithWaitingNotifications, lifetime)
 	if err != nil {
 		return nil, err
 	}
@@ -60,13 +62,18 @@ func (q *Queries) AgentsWithWaitingNotifications(ctx context.Context) ([]string,
 
 const claimNotifications = `-- name: ClaimNotifications :many
 UPDATE notifications SET delivered_at = now()
-WHERE agent_id = $1 AND delivered_at IS NULL AND created_at > now() - interval '24 hours'
+WHERE agent_id = $1 AND delivered_at IS NULL AND created_at > now() - $2::interval
 RETURNING type
 `
 
+type ClaimNotificationsParams struct {
+	AgentID  string
+	Lifetime time.Duration
+}
+
 // Takes every waiting notification of the last 24 hours for delivery.
-func (q *Queries) ClaimNotifications(ctx context.Context, agentID string) ([]string, error) {
-	rows, err := q.db.Query(ctx, claimNotifications, agentID)
+func (q *Queries) ClaimNotifications(ctx context.Context, arg ClaimNotificationsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, claimNotifications, arg.AgentID, arg.Lifetime)
 	if err != nil {
 		return nil, err
 	}
@@ -88,15 +95,20 @@ func (q *Queries) ClaimNotifications(ctx context.Context, agentID string) ([]str
 const countWaitingNotifications = `-- name: CountWaitingNotifications :one
 SELECT count(*) FROM (
     SELECT 1 FROM notifications
-    WHERE delivered_at IS NULL AND created_at > now() - interval '24 hours'
-    LIMIT $1
+    WHERE delivered_at IS NULL AND created_at > now() - $1::interval
+    LIMIT $2
 ) AS waiting
 `
 
+type CountWaitingNotificationsParams struct {
+	Lifetime time.Duration
+	MaxRows  int32
+}
+
 // Notifications waiting for delivery, counted up to max_rows (a cheap gauge
 // for /metrics: it scans at most that many rows of the partial index).
-func (q *Queries) CountWaitingNotifications(ctx context.Context, maxRows int32) (int64, error) {
-	row := q.db.QueryRow(ctx, countWaitingNotifications, maxRows)
+func (q *Queries) CountWaitingNotifications(ctx context.Context, arg CountWaitingNotificationsParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countWaitingNotifications, arg.Lifetime, arg.MaxRows)
 	var count int64
 	err := row.Scan(&count)
 	return count, err

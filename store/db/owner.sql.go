@@ -128,15 +128,16 @@ func (q *Queries) AgentsOfAccount(ctx context.Context, accountFolded string) ([]
 
 const approvePortalSession = `-- name: ApprovePortalSession :one
 UPDATE portal_sessions SET account_folded = $1::text, account = $2::text,
-       approved_at = now(), expires_at = now() + interval '12 hours'
-WHERE id = $3
+       approved_at = now(), expires_at = now() + $3::interval
+WHERE id = $4
 RETURNING approved_at::timestamptz AS approved_at, expires_at::timestamptz AS expires_at
 `
 
 type ApprovePortalSessionParams struct {
-	AccountFolded string
-	Account       string
-	ID            string
+	AccountFolded   string
+	Account         string
+	SessionLifetime time.Duration
+	ID              string
 }
 
 type ApprovePortalSessionRow struct {
@@ -145,7 +146,12 @@ type ApprovePortalSessionRow struct {
 }
 
 func (q *Queries) ApprovePortalSession(ctx context.Context, arg ApprovePortalSessionParams) (ApprovePortalSessionRow, error) {
-	row := q.db.QueryRow(ctx, approvePortalSession, arg.AccountFolded, arg.Account, arg.ID)
+	row := q.db.QueryRow(ctx, approvePortalSession,
+		arg.AccountFolded,
+		arg.Account,
+		arg.SessionLifetime,
+		arg.ID,
+	)
 	var i ApprovePortalSessionRow
 	err := row.Scan(&i.ApprovedAt, &i.ExpiresAt)
 	return i, err
@@ -184,11 +190,16 @@ func (q *Queries) BindingOfAgent(ctx context.Context, agentID string) (BindingOf
 }
 
 const countLoginAttempts = `-- name: CountLoginAttempts :one
-SELECT count(*) FROM login_attempts WHERE account_folded = $1 AND at > now() - interval '1 hour'
+SELECT count(*) FROM login_attempts WHERE account_folded = $1 AND at > now() - $2::interval
 `
 
-func (q *Queries) CountLoginAttempts(ctx context.Context, accountFolded string) (int64, error) {
-	row := q.db.QueryRow(ctx, countLoginAttempts, accountFolded)
+type CountLoginAttemptsParams struct {
+	AccountFolded string
+	Span          time.Duration
+}
+
+func (q *Queries) CountLoginAttempts(ctx context.Context, arg CountLoginAttemptsParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countLoginAttempts, arg.AccountFolded, arg.Span)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -196,10 +207,15 @@ func (q *Queries) CountLoginAttempts(ctx context.Context, accountFolded string) 
 
 const countSignInStarts = `-- name: CountSignInStarts :one
 SELECT count(*) AS n,
-       (coalesce(min(created_at), now()) + interval '1 hour')::timestamptz AS frees_at
+       (coalesce(min(created_at), now()) + $1::interval)::timestamptz AS frees_at
 FROM portal_sessions
-WHERE address = $1 AND approved_at IS NULL AND created_at > now() - interval '1 hour'
+WHERE address = $2 AND approved_at IS NULL AND created_at > now() - $1::interval
 `
+
+type CountSignInStartsParams struct {
+	Span    time.Duration
+	Address string
+}
 
 type CountSignInStartsRow struct {
 	N       int64
@@ -209,8 +225,8 @@ type CountSignInStartsRow struct {
 // Sign-in codes asked for from one address in the last hour and not used
 // (spec §4's limit; see protocol-notes), and when the oldest of them
 // leaves the window.
-func (q *Queries) CountSignInStarts(ctx context.Context, address string) (CountSignInStartsRow, error) {
-	row := q.db.QueryRow(ctx, countSignInStarts, address)
+func (q *Queries) CountSignInStarts(ctx context.Context, arg CountSignInStartsParams) (CountSignInStartsRow, error) {
+	row := q.db.QueryRow(ctx, countSignInStarts, arg.Span, arg.Address)
 	var i CountSignInStartsRow
 	err := row.Scan(&i.N, &i.FreesAt)
 	return i, err
@@ -405,9 +421,14 @@ func (q *Queries) ListAccountSessions(ctx context.Context, accountFolded string)
 
 const lockBindingOfAgent = `-- name: LockBindingOfAgent :one
 SELECT owner_account, owner_folded, status,
-       coalesce(decided_at > now() - interval '24 hours', false)::boolean AS recent
-FROM owner_bindings WHERE agent_id = $1 FOR UPDATE
+       coalesce(decided_at > now() - $1::interval, false)::boolean AS recent
+FROM owner_bindings WHERE agent_id = $2 FOR UPDATE
 `
+
+type LockBindingOfAgentParams struct {
+	Cooldown time.Duration
+	AgentID  string
+}
 
 type LockBindingOfAgentRow struct {
 	OwnerAccount string
@@ -416,8 +437,8 @@ type LockBindingOfAgentRow struct {
 	Recent       bool
 }
 
-func (q *Queries) LockBindingOfAgent(ctx context.Context, agentID string) (LockBindingOfAgentRow, error) {
-	row := q.db.QueryRow(ctx, lockBindingOfAgent, agentID)
+func (q *Queries) LockBindingOfAgent(ctx context.Context, arg LockBindingOfAgentParams) (LockBindingOfAgentRow, error) {
+	row := q.db.QueryRow(ctx, lockBindingOfAgent, arg.Cooldown, arg.AgentID)
 	var i LockBindingOfAgentRow
 	err := row.Scan(
 		&i.OwnerAccount,
@@ -450,9 +471,14 @@ func (q *Queries) LockSignInStarts(ctx context.Context, address string) error {
 
 const lockWaitingByCode = `-- name: LockWaitingByCode :one
 SELECT id, user_agent, address, created_at FROM portal_sessions
-WHERE code = $1 AND approved_at IS NULL AND ended_at IS NULL AND created_at > now() - interval '10 minutes'
+WHERE code = $1 AND approved_at IS NULL AND ended_at IS NULL AND created_at > now() - $2::interval
 FOR UPDATE
 `
+
+type LockWaitingByCodeParams struct {
+	Code         string
+	CodeLifetime time.Duration
+}
 
 type LockWaitingByCodeRow struct {
 	ID        string
@@ -462,8 +488,8 @@ type LockWaitingByCodeRow struct {
 }
 
 // The waiting sign-in a code names, if it is still valid (10 minutes, once).
-func (q *Queries) LockWaitingByCode(ctx context.Context, code string) (LockWaitingByCodeRow, error) {
-	row := q.db.QueryRow(ctx, lockWaitingByCode, code)
+func (q *Queries) LockWaitingByCode(ctx context.Context, arg LockWaitingByCodeParams) (LockWaitingByCodeRow, error) {
+	row := q.db.QueryRow(ctx, lockWaitingByCode, arg.Code, arg.CodeLifetime)
 	var i LockWaitingByCodeRow
 	err := row.Scan(
 		&i.ID,
@@ -538,10 +564,15 @@ func (q *Queries) PendingBindingsFor(ctx context.Context, ownerFolded string) ([
 const portalSessionBySecret = `-- name: PortalSessionBySecret :one
 SELECT s.id, s.code, s.csrf_token, s.address, s.user_agent, s.created_at,
        s.account, s.account_folded, s.approved_at, s.expires_at, s.ended_at,
-       (s.approved_at IS NULL AND s.ended_at IS NULL AND s.created_at > now() - interval '10 minutes')::boolean AS waiting,
+       (s.approved_at IS NULL AND s.ended_at IS NULL AND s.created_at > now() - $1::interval)::boolean AS waiting,
        (s.approved_at IS NOT NULL AND s.ended_at IS NULL AND s.expires_at > now())::boolean AS active
-FROM portal_sessions s WHERE s.secret_sha256 = $1
+FROM portal_sessions s WHERE s.secret_sha256 = $2
 `
+
+type PortalSessionBySecretParams struct {
+	CodeLifetime time.Duration
+	SecretSha256 []byte
+}
 
 type PortalSessionBySecretRow struct {
 	ID            string
@@ -561,8 +592,8 @@ type PortalSessionBySecretRow struct {
 
 // A session as of now: waiting (code valid for 10 minutes), active
 // (approved, not ended, not expired), or neither.
-func (q *Queries) PortalSessionBySecret(ctx context.Context, secretSha256 []byte) (PortalSessionBySecretRow, error) {
-	row := q.db.QueryRow(ctx, portalSessionBySecret, secretSha256)
+func (q *Queries) PortalSessionBySecret(ctx context.Context, arg PortalSessionBySecretParams) (PortalSessionBySecretRow, error) {
+	row := q.db.QueryRow(ctx, portalSessionBySecret, arg.CodeLifetime, arg.SecretSha256)
 	var i PortalSessionBySecretRow
 	err := row.Scan(
 		&i.ID,

@@ -14,14 +14,19 @@ import (
 
 const countReportsLastHour = `-- name: CountReportsLastHour :one
 
-SELECT count(*) FROM reports WHERE reporter = $1 AND created_at > now() - interval '1 hour'
+SELECT count(*) FROM reports WHERE reporter = $1 AND created_at > now() - $2::interval
 `
+
+type CountReportsLastHourParams struct {
+	Reporter string
+	Span     time.Duration
+}
 
 // REPORT (spec §3b) and the operators' `pircan reports`. The reporter's row
 // is locked first (LockAgent, handshake.sql), so the hourly count and the
 // open-report check below cannot be beaten by racing reports.
-func (q *Queries) CountReportsLastHour(ctx context.Context, reporter string) (int64, error) {
-	row := q.db.QueryRow(ctx, countReportsLastHour, reporter)
+func (q *Queries) CountReportsLastHour(ctx context.Context, arg CountReportsLastHourParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countReportsLastHour, arg.Reporter, arg.Span)
 	var count int64
 	err := row.Scan(&count)
 	return count, err

@@ -13,8 +13,13 @@ import (
 const countResourcePublications = `-- name: CountResourcePublications :one
 
 SELECT count(*) FROM audit_log
-WHERE action = 'resource.published' AND actor_agent = $1 AND at > now() - interval '1 hour'
+WHERE action = 'resource.published' AND actor_agent = $1 AND at > now() - $2::interval
 `
+
+type CountResourcePublicationsParams struct {
+	AgentID *string
+	Span    time.Duration
+}
 
 // The resource library (DESIGN.md "Resources"). A publication locks the
 // publisher's row first (LockAgent, handshake.sql), so its hourly count and
@@ -27,8 +32,8 @@ WHERE action = 'resource.published' AND actor_agent = $1 AND at > now() - interv
 // index probe on agreements_requester.
 // Publications of the last hour, from the audit log: a deleted or removed
 // resource still counts (audit_log_resource_published).
-func (q *Queries) CountResourcePublications(ctx context.Context, agentID *string) (int64, error) {
-	row := q.db.QueryRow(ctx, countResourcePublications, agentID)
+func (q *Queries) CountResourcePublications(ctx context.Context, arg CountResourcePublicationsParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countResourcePublications, arg.AgentID, arg.Span)
 	var count int64
 	err := row.Scan(&count)
 	return count, err

@@ -50,8 +50,13 @@ func (q *Queries) CountOpenTasks(ctx context.Context, target string) (int64, err
 
 const countTasksLastHour = `-- name: CountTasksLastHour :one
 
-SELECT count(*) FROM tasks WHERE requester = $1 AND created_at > now() - interval '1 hour'
+SELECT count(*) FROM tasks WHERE requester = $1 AND created_at > now() - $2::interval
 `
+
+type CountTasksLastHourParams struct {
+	Requester string
+	Span      time.Duration
+}
 
 // Tasks (DESIGN.md "Tasks"). A new task locks the requester's row first
 // (LockAgent, handshake.sql), so its hourly count cannot be beaten by racing
@@ -59,8 +64,8 @@ SELECT count(*) FROM tasks WHERE requester = $1 AND created_at > now() - interva
 // exactly one finds it open.
 // Read after LockTaskRequester, in its transaction: its snapshot then
 // holds every task of an earlier holder of the lock.
-func (q *Queries) CountTasksLastHour(ctx context.Context, requester string) (int64, error) {
-	row := q.db.QueryRow(ctx, countTasksLastHour, requester)
+func (q *Queries) CountTasksLastHour(ctx context.Context, arg CountTasksLastHourParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countTasksLastHour, arg.Requester, arg.Span)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
