@@ -129,6 +129,13 @@ func testRepliesFollowTheServersCasemapping(t *testing.T, kind ircnet.Kind) {
 // The victim's connection drops after the first lines of its INBOX and
 // someone else takes its nick: the rest is not delivered to the newcomer,
 // and stays unread for the victim's next INBOX.
+//
+// The newcomer dials once the bot has read the departure. No IRC message
+// names an account, so a guest that registers the freed nick before the
+// bot's reader has run (a scheduling delay: seen under -race on two busy
+// cores) could still be handed the one line written meanwhile; that window
+// is the server's to close (nick protection: README, "Which IRC servers"),
+// and this test holds the bot to everything after it.
 func TestInboxNotDeliveredToTheNextHolderOfTheNick(t *testing.T) {
 	t.Parallel()
 	bottest.EachNetwork(t, testInboxNotDeliveredToTheNextHolderOfTheNick)
@@ -150,6 +157,10 @@ func testInboxNotDeliveredToTheNextHolderOfTheNick(t *testing.T, kind ircnet.Kin
 	}
 	must(t, victim.Close()) // returns once the server has hung up: the nick is free
 	heads = append(heads, messageHeads(victim.Drain())...)
+	waitFor(t, "the bot to read the departure", func() bool {
+		_, seen := bot.Conn().Presence().Nick(account)
+		return !seen
+	})
 	c, err := bot.Net.Dial(t.Context(), nick)
 	must(t, err)
 	t.Cleanup(func() { c.Close() })
