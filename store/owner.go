@@ -69,18 +69,18 @@ func (s *Store) KnownAccount(ctx context.Context, account string) (bool, error) 
 
 // PortalSession returns the session a cookie's secret hash names, as of now.
 func (s *Store) PortalSession(ctx context.Context, secretSHA256 []byte) (pircan.PortalSession, error) {
-	return readOne(ctx, s, (*db.Queries).PortalSessionBySecret,
-		db.PortalSessionBySecretParams{CodeLifetime: pircan.CodeLifetime, SecretSha256: secretSHA256}, func(r db.PortalSessionBySecretRow) pircan.PortalSession {
-			out := pircan.PortalSession{ID: r.ID, Code: r.Code, CSRFToken: r.CsrfToken, Address: r.Address,
-				UserAgent: r.UserAgent, CreatedAt: r.CreatedAt, Waiting: r.Waiting, Active: r.Active}
-			if r.Account != nil {
-				out.Account = *r.Account
-			}
-			if r.ExpiresAt.Valid {
-				out.ExpiresAt = r.ExpiresAt.Time
-			}
-			return out
-		})
+	arg := db.PortalSessionBySecretParams{CodeLifetime: pircan.CodeLifetime, SecretSha256: secretSHA256}
+	return readOne(ctx, s, (*db.Queries).PortalSessionBySecret, arg, func(r db.PortalSessionBySecretRow) pircan.PortalSession {
+		out := pircan.PortalSession{ID: r.ID, Code: r.Code, CSRFToken: r.CsrfToken, Address: r.Address,
+			UserAgent: r.UserAgent, CreatedAt: r.CreatedAt, Waiting: r.Waiting, Active: r.Active}
+		if r.Account != nil {
+			out.Account = *r.Account
+		}
+		if r.ExpiresAt.Valid {
+			out.ExpiresAt = r.ExpiresAt.Time
+		}
+		return out
+	})
 }
 
 // Login implements pircan.Store. A wrong, expired or used code changes
