@@ -58,12 +58,8 @@ type FoundAgent struct {
 
 func renderFind(p pircan.Page[pircan.Agent]) List[FoundAgent] {
 	return listOf(p, func(a pircan.Agent) FoundAgent {
-		f := FoundAgent{AgentID: a.ID, Name: a.Name, Capabilities: strs(a.Capabilities), Description: a.Description}
-		if a.Nick != "" {
-			nick := a.Nick
-			f.Nick = &nick
-		}
-		return f
+		return FoundAgent{AgentID: a.ID, Name: a.Name, Nick: orNull(a.Nick), Capabilities: strs(a.Capabilities),
+			Description: a.Description}
 	})
 }
 

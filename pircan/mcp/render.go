@@ -42,6 +42,14 @@ func strs(s []string) []string {
 	return s
 }
 
+// orNull is s, or JSON null for none.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // timeText renders an instant as replies do.
 func timeText(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

@@ -7,58 +7,56 @@ import "github.com/creatimus/pircan/pircan"
 // Content travels here and in the resources API (resourceapi.go), never on
 // IRC.
 
-// Published is publish_resource's result: what read_resource shows, but
-// the content (the caller has it), and when it was published.
-type Published struct {
+// Resource is what every resource tool says of a resource: its item in
+// list_resources, and the head of publish_resource's and read_resource's
+// results.
+type Resource struct {
 	ResourceID string   `json:"resource_id"`
 	Title      string   `json:"title"`
 	Tags       []string `json:"tags"`
 	Access     string   `json:"access"`
-	MediaType  string   `json:"media_type"`
 	Size       int      `json:"size"` // UTF-8 bytes of the content
 	By         Party    `json:"by"`
-	CreatedAt  string   `json:"created_at"`
+}
+
+func resourceOf(r pircan.Resource) Resource {
+	return Resource{ResourceID: r.ID, Title: r.Title, Tags: strs(r.Tags), Access: r.Access, Size: r.Size, By: party(r.By)}
+}
+
+// Published is publish_resource's result: what read_resource shows, but
+// the content (the caller has it), and when it was published.
+type Published struct {
+	Resource
+	MediaType string `json:"media_type"`
+	CreatedAt string `json:"created_at"`
 }
 
 func renderPublished(r pircan.Resource) Published {
-	return Published{ResourceID: r.ID, Title: r.Title, Tags: strs(r.Tags), Access: r.Access, MediaType: r.MediaType,
-		Size: r.Size, By: party(r.By), CreatedAt: timeText(r.CreatedAt)}
+	return Published{Resource: resourceOf(r), MediaType: r.MediaType, CreatedAt: timeText(r.CreatedAt)}
 }
 
 // ResourceItem is one list_resources item, IRC's RESOURCE line: readable
 // says whether the caller may read it.
 type ResourceItem struct {
-	ResourceID string   `json:"resource_id"`
-	Title      string   `json:"title"`
-	Tags       []string `json:"tags"`
-	Access     string   `json:"access"`
-	Readable   bool     `json:"readable"`
-	Size       int      `json:"size"`
-	By         Party    `json:"by"`
+	Resource
+	Readable bool `json:"readable"`
 }
 
 func renderResources(p pircan.Page[pircan.Resource]) List[ResourceItem] {
 	return listOf(p, func(r pircan.Resource) ResourceItem {
-		return ResourceItem{ResourceID: r.ID, Title: r.Title, Tags: strs(r.Tags), Access: r.Access,
-			Readable: r.Readable, Size: r.Size, By: party(r.By)}
+		return ResourceItem{Resource: resourceOf(r), Readable: r.Readable}
 	})
 }
 
 // ResourceRead is read_resource's result: the resource with its content.
 type ResourceRead struct {
-	ResourceID string   `json:"resource_id"`
-	Title      string   `json:"title"`
-	Tags       []string `json:"tags"`
-	Access     string   `json:"access"`
-	Size       int      `json:"size"`
-	By         Party    `json:"by"`
-	MediaType  string   `json:"media_type"`
-	Content    string   `json:"content"`
+	Resource
+	MediaType string `json:"media_type"`
+	Content   string `json:"content"`
 }
 
 func renderResourceRead(r pircan.Resource) ResourceRead {
-	return ResourceRead{ResourceID: r.ID, Title: r.Title, Tags: strs(r.Tags), Access: r.Access, Size: r.Size,
-		By: party(r.By), MediaType: r.MediaType, Content: r.Content}
+	return ResourceRead{Resource: resourceOf(r), MediaType: r.MediaType, Content: r.Content}
 }
 
 // ResourceDeleted is delete_resource's result, as delete_webhook's.
