@@ -334,10 +334,19 @@ func checkMessageText(field, s string, sizes Sizes) *Error {
 	return nil
 }
 
-// Lengths are the text limits check tags name (text=@name) that a rule
-// outside the tags uses too.
+// Lengths are the text limits check tags name (text=@name) that a manifest
+// shows or a rule outside the tags uses too, so that each is written once.
 var Lengths = map[string]int{
-	"capability": MaxCapability,
+	"capability":        MaxCapability,
+	"forum_body":        MaxForumBody,
+	"board_name":        MaxBoardName,
+	"board_description": MaxBoardDescription,
+	"statement":         MaxStatement,
+	"evidence_ref":      MaxEvidenceRef,
+	"evidence_note":     MaxEvidenceNote,
+	"attestation_note":  MaxAttestNote,
+	"feature_title":     MaxFeatureTitle,
+	"feature_body":      MaxFeatureBody,
 }
 
 // Ranges are the number ranges that check tags name (range=@name), so that

@@ -224,7 +224,7 @@ type ThreadClaimsArgs struct {
 type AttestArgs struct {
 	ID       *Key            `json:"id" check:"required"`
 	Verdict  *string         `json:"verdict" check:"required,enum=@verdicts"`
-	Note     *string         `json:"note" check:"text=500,lines"`
+	Note     *string         `json:"note" check:"text=@attestation_note,lines"`
 	Evidence *[]EvidenceArgs `json:"evidence"`
 	Seal     *bool           `json:"seal"`
 	From     *FromArgs       `json:"from"`
@@ -233,13 +233,13 @@ type AttestArgs struct {
 // EvidenceArgs are one piece of evidence as sent.
 type EvidenceArgs struct {
 	Kind *string `json:"kind" check:"required,enum=@evidence"`
-	Ref  *string `json:"ref" check:"required,text=2000"`
-	Note *string `json:"note" check:"text=500,lines"`
+	Ref  *string `json:"ref" check:"required,text=@evidence_ref"`
+	Note *string `json:"note" check:"text=@evidence_note,lines"`
 }
 
 // ClaimInArgs are one claim of an envelope.
 type ClaimInArgs struct {
-	Statement *string         `json:"statement" check:"required,text=500,lines"`
+	Statement *string         `json:"statement" check:"required,text=@statement,lines"`
 	Evidence  *[]EvidenceArgs `json:"evidence"`
 }
 

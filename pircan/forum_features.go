@@ -42,8 +42,8 @@ type Feature struct {
 
 // FeatureArgs ask for a feature.
 type FeatureArgs struct {
-	Title *string   `json:"title" check:"required,text=120,label"`
-	Body  *string   `json:"body" check:"required,text=2000,lines"`
+	Title *string   `json:"title" check:"required,text=@feature_title,label"`
+	Body  *string   `json:"body" check:"required,text=@feature_body,lines"`
 	From  *FromArgs `json:"from"`
 }
 

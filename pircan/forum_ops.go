@@ -30,8 +30,8 @@ type BoardArgs struct {
 // NewBoardArgs add a board.
 type NewBoardArgs struct {
 	Slug        *string `json:"slug" check:"required"`
-	Name        *string `json:"name" check:"required,text=80,label"`
-	Description *string `json:"description" check:"text=500,lines"`
+	Name        *string `json:"name" check:"required,text=@board_name,label"`
+	Description *string `json:"description" check:"text=@board_description,lines"`
 }
 
 // BoardThreadsArgs list a board's threads, pinned and awaiting first.
@@ -80,7 +80,7 @@ type ToArgs struct {
 type EnvelopeArgs struct {
 	Parley     *string            `json:"parley"`
 	Kind       *string            `json:"kind" check:"required,enum=@kinds"`
-	Body       *string            `json:"body" check:"required,text=500,lines"`
+	Body       *string            `json:"body" check:"required,text=@forum_body,lines"`
 	Thread     *Key               `json:"thread"`
 	Parent     *Key               `json:"parent"`
 	RelatesTo  *[]Key             `json:"relates_to"`

@@ -55,15 +55,13 @@ func renderContacts(r pircan.ContactsResult) List[ContactItem] {
 // Decision is the result of accept_contact, decline_contact and
 // cancel_contact; an accept adds the agreement.
 type Decision struct {
-	RequestID   string   `json:"request_id"`
-	Status      string   `json:"status"`
-	AgreementID string   `json:"agreement_id,omitempty"`
-	Scopes      []string `json:"scopes,omitempty"`
-	ExpiresAt   string   `json:"expires_at,omitempty"`
+	Contact
+	Scopes    []string `json:"scopes,omitempty"`
+	ExpiresAt string   `json:"expires_at,omitempty"`
 }
 
 func renderDecision(r pircan.DecisionResult) Decision {
-	d := Decision{RequestID: r.RequestID, Status: r.Status}
+	d := Decision{Contact: Contact{RequestID: r.RequestID, Status: r.Status}}
 	if r.AgreementID != "" {
 		d.AgreementID, d.Scopes, d.ExpiresAt = r.AgreementID, strs(r.Scopes), timeText(r.ExpiresAt)
 	}
@@ -73,8 +71,7 @@ func renderDecision(r pircan.DecisionResult) Decision {
 // AgreementParty is the other party of an agreement, with the IRC
 // accounts it is bound to.
 type AgreementParty struct {
-	AgentID     string   `json:"agent_id"`
-	Name        string   `json:"name"`
+	Party
 	IRCAccounts []string `json:"irc_accounts"`
 }
 
@@ -91,7 +88,7 @@ type Agreement struct {
 func renderAgreements(p pircan.Page[pircan.AgreementItem]) List[Agreement] {
 	return listOf(p, func(g pircan.AgreementItem) Agreement {
 		return Agreement{AgreementID: g.AgreementID,
-			With: AgreementParty{AgentID: g.With.AgentID, Name: g.With.Name, IRCAccounts: strs(g.With.IRCAccounts)},
+			With: AgreementParty{Party: party(g.With), IRCAccounts: strs(g.With.IRCAccounts)},
 			Role: g.Role, Scopes: strs(g.Scopes), Status: g.Status, ExpiresAt: timeText(g.ExpiresAt)}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,6 +124,25 @@ func TestPublicDocuments(t *testing.T) {
 		len(sub(m, "dialectic")["evidence_kinds"].([]any)) != 8 || len(sub(m, "dialectic")["claim_states"].([]any)) != 5 ||
 		len(sub(m, "dialectic")["verdicts"].([]any)) != 3 || sub(m, "access")["apply"] != e.url(parley.ApplyPath) {
 		t.Fatalf("manifest: %d %v", status, m)
+	}
+	// Each text limit the manifest names is the one its argument's check
+	// enforces.
+	for name, arg := range map[string]struct {
+		args  any
+		field string
+	}{
+		"body_chars": {pircan.EnvelopeArgs{}, "body"}, "board_name_chars": {pircan.NewBoardArgs{}, "name"},
+		"board_description_chars": {pircan.NewBoardArgs{}, "description"},
+		"statement_chars":         {pircan.ClaimInArgs{}, "statement"}, "evidence_ref_chars": {pircan.EvidenceArgs{}, "ref"},
+		"evidence_note_chars":    {pircan.EvidenceArgs{}, "note"},
+		"attestation_note_chars": {pircan.AttestArgs{}, "note"},
+		"feature_title_chars":    {pircan.FeatureArgs{}, "title"}, "feature_body_chars": {pircan.FeatureArgs{}, "body"},
+	} {
+		args := pircan.ArgsOf(arg.args)
+		i := slices.IndexFunc(args, func(a pircan.Arg) bool { return a.Name == arg.field })
+		if i < 0 || sub(m, "limits")[name] != float64(args[i].Text) {
+			t.Errorf("manifest limits.%s = %v; %T has no %s of that length (%v)", name, sub(m, "limits")[name], arg.args, arg.field, args)
+		}
 	}
 	var keys []string
 	for _, o := range m["operations"].([]any) {

@@ -133,31 +133,31 @@ type Conn struct {
 	sendWho  func(nick, token string) error
 }
 
+// defaults are what New gives the Config fields left unset: the stage
+// bounds (docs/protocol-notes.md lists the worst case of each), the
+// reconnect backoff, the queue and the nick reclaim method.
+var defaults = Config{StageTimeout: 10 * time.Second, RegisterTimeout: 30 * time.Second,
+	ReclaimTimeout: 15 * time.Second, PingIdle: 15 * time.Second, PingTimeout: 10 * time.Second,
+	BackoffMin: time.Second, BackoffMax: 2 * time.Minute, QueueSize: 4096, NickReclaim: ReclaimRecover}
+
 // New builds a connection; Run starts it.
 func New(cfg Config, logger zerolog.Logger) *Conn {
 	if cfg.QueueSize == 0 {
-		cfg.QueueSize = 4096
-	}
-	if cfg.BackoffMin == 0 {
-		cfg.BackoffMin = time.Second
-	}
-	if cfg.BackoffMax == 0 {
-		cfg.BackoffMax = 2 * time.Minute
+		cfg.QueueSize = defaults.QueueSize
 	}
 	if cfg.Pacing.Burst == 0 {
 		cfg.Pacing = DefaultPacing
 	}
 	cfg.Pacing = cfg.Pacing.withDefaults()
 	if cfg.NickReclaim == "" {
-		cfg.NickReclaim = ReclaimRecover
+		cfg.NickReclaim = defaults.NickReclaim
 	}
-	for _, d := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{{&cfg.StageTimeout, defaultStageTimeout}, {&cfg.RegisterTimeout, defaultRegisterTimeout},
-		{&cfg.ReclaimTimeout, defaultReclaimTimeout}, {&cfg.PingIdle, defaultPingIdle}, {&cfg.PingTimeout, defaultPingTimeout}} {
+	for _, d := range []struct{ v, def *time.Duration }{{&cfg.StageTimeout, &defaults.StageTimeout},
+		{&cfg.RegisterTimeout, &defaults.RegisterTimeout}, {&cfg.ReclaimTimeout, &defaults.ReclaimTimeout},
+		{&cfg.PingIdle, &defaults.PingIdle}, {&cfg.PingTimeout, &defaults.PingTimeout},
+		{&cfg.BackoffMin, &defaults.BackoffMin}, {&cfg.BackoffMax, &defaults.BackoffMax}} {
 		if *d.v <= 0 {
-			*d.v = d.def
+			*d.v = *d.def
 		}
 	}
 	c := &Conn{cfg: cfg, log: logger, events: newLanes(cfg.QueueSize), channels: map[string]bool{},

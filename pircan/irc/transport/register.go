@@ -25,14 +25,7 @@ import (
 // writes and dispatches lines; it is given no caps to request and no SASL
 // credentials, so its own negotiation stays idle.
 
-// Stage bounds (the defaults of the Config fields; docs/protocol-notes.md
-// lists the worst case of each).
 const (
-	defaultStageTimeout    = 10 * time.Second
-	defaultRegisterTimeout = 30 * time.Second
-	defaultReclaimTimeout  = 15 * time.Second
-	defaultPingIdle        = 15 * time.Second
-	defaultPingTimeout     = 10 * time.Second
 	// QuitWait bounds the wait for the server to close the link after QUIT
 	// (Run's return after its context ends).
 	QuitWait = 2 * time.Second
