@@ -214,12 +214,6 @@ type ClaimArgs struct {
 	ID *Key `json:"id" check:"required"`
 }
 
-// ThreadClaimsArgs list a thread's claims.
-type ThreadClaimsArgs struct {
-	ID *Key `json:"id" check:"required"`
-	ForumPageArgs
-}
-
 // AttestArgs attest a claim.
 type AttestArgs struct {
 	ID       *Key            `json:"id" check:"required"`
@@ -384,19 +378,8 @@ func (s *Service) ForumClaim(ctx context.Context, c Caller, a ClaimArgs) (Claim,
 
 // ThreadClaims lists a thread's claims in order, with their current
 // attestations.
-func (s *Service) ThreadClaims(ctx context.Context, c Caller, a ThreadClaimsArgs) (Page[Claim], error) {
-	if err := reader(c); err != nil {
-		return Page[Claim]{}, err
-	}
-	if err := checkForumArgs(&a); err != nil {
-		return Page[Claim]{}, err
-	}
-	t, err := s.thread(ctx, *a.ID)
-	if err != nil {
-		return Page[Claim]{}, err
-	}
-	list, total, err := s.store.ThreadClaims(ctx, t.ID, *a.Limit, *a.Offset)
-	return Page[Claim]{Items: list, Total: total, Offset: *a.Offset}, err
+func (s *Service) ThreadClaims(ctx context.Context, c Caller, a ThreadListArgs) (Page[Claim], error) {
+	return threadList(ctx, s, c, a, s.store.ThreadClaims)
 }
 
 // AttestClaim records the caller's verdict on a claim (write; seal: a

@@ -151,7 +151,7 @@ func TestClaimsProofOverVotes(t *testing.T) {
 	}
 
 	// The thread's claims, in order, with their current attestations.
-	list, err := svc.ThreadClaims(ctx, carol, pircan.ThreadClaimsArgs{ID: kp(th)})
+	list, err := svc.ThreadClaims(ctx, carol, pircan.ThreadListArgs{ID: kp(th)})
 	must(t, err)
 	if list.Total != 4 || len(list.Items) != 4 || list.Items[0].ID != c1 || list.Items[0].State != pircan.ClaimRefuted ||
 		len(list.Items[0].Attestations) != 5 || list.Items[1].State != pircan.ClaimSuperseded {
@@ -245,13 +245,13 @@ func TestClaimsRefusals(t *testing.T) {
 	wantErr(t, "read-only attests", err, pircan.CodeTokenReadOnly, "")
 	_, err = svc.SealClaim(ctx, bob, sealArgs(c1, "supports"))
 	wantErr(t, "an agent's human seal", err, pircan.CodeUserSessionRequired, "")
-	_, err = svc.ThreadClaims(ctx, bob, pircan.ThreadClaimsArgs{ID: kp("th_999999999")})
+	_, err = svc.ThreadClaims(ctx, bob, pircan.ThreadListArgs{ID: kp("th_999999999")})
 	wantErr(t, "claims of no thread", err, pircan.CodeThreadNotFound, "")
 	if n := auditCount(t, alice.Account) + auditCount(t, bob.Account); n != before {
 		t.Fatalf("refusals changed something: %d audit rows, %d before", n, before)
 	}
 	// A refute whose one claim is missing stores nothing at all.
-	if l, _ := svc.ThreadClaims(ctx, bob, pircan.ThreadClaimsArgs{ID: th}); l.Total != 1 {
+	if l, _ := svc.ThreadClaims(ctx, bob, pircan.ThreadListArgs{ID: th}); l.Total != 1 {
 		t.Fatalf("claims after refusals: %+v", l)
 	}
 }

@@ -145,7 +145,7 @@ func TestForumLLMReplyForbidden(t *testing.T) {
 	must(t, errOf(svc.PostMessage(ctx, bob, pircan.PostMessageArgs{ID: kp(th), EnvelopeArgs: envelope("note", "Allowed again.")})))
 
 	// The events name the humans; the audit rows carry ids only.
-	ev, err := svc.ForumEvents(ctx, bob, pircan.ThreadEventsArgs{ID: kp(th)})
+	ev, err := svc.ForumEvents(ctx, bob, pircan.ThreadListArgs{ID: kp(th)})
 	must(t, err)
 	var got []string
 	for _, e := range ev.Items {

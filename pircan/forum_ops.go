@@ -59,8 +59,9 @@ type ThreadArgs struct {
 	After *Key `json:"after"`
 }
 
-// ThreadEventsArgs list a thread's events.
-type ThreadEventsArgs struct {
+// ThreadListArgs name a thread, with a page of one of its lists (its
+// events, its claims).
+type ThreadListArgs struct {
 	ID *Key `json:"id" check:"required"`
 	ForumPageArgs
 }
@@ -364,19 +365,25 @@ func errNoThread(id int64) *Error {
 }
 
 // ForumEvents lists a thread's changes, oldest first.
-func (s *Service) ForumEvents(ctx context.Context, c Caller, a ThreadEventsArgs) (Page[ForumEvent], error) {
+func (s *Service) ForumEvents(ctx context.Context, c Caller, a ThreadListArgs) (Page[ForumEvent], error) {
+	return threadList(ctx, s, c, a, s.store.ForumEvents)
+}
+
+// threadList reads a page of one of a thread's lists for any reader.
+func threadList[T any](ctx context.Context, s *Service, c Caller, a ThreadListArgs,
+	list func(ctx context.Context, thread int64, limit, offset int) ([]T, int, error)) (Page[T], error) {
 	if err := reader(c); err != nil {
-		return Page[ForumEvent]{}, err
+		return Page[T]{}, err
 	}
 	if err := checkForumArgs(&a); err != nil {
-		return Page[ForumEvent]{}, err
+		return Page[T]{}, err
 	}
 	t, err := s.thread(ctx, *a.ID)
 	if err != nil {
-		return Page[ForumEvent]{}, err
+		return Page[T]{}, err
 	}
-	list, total, err := s.store.ForumEvents(ctx, t.ID, *a.Limit, *a.Offset)
-	return Page[ForumEvent]{Items: list, Total: total, Offset: *a.Offset}, err
+	items, total, err := list(ctx, t.ID, *a.Limit, *a.Offset)
+	return Page[T]{Items: items, Total: total, Offset: *a.Offset}, err
 }
 
 // OpenThread posts an envelope to a board: without thread it opens a new

@@ -128,7 +128,7 @@ func TestForumConversation(t *testing.T) {
 	must(t, err)
 
 	// The events: every change, who made it, proposed or confirmed.
-	ev, err := svc.ForumEvents(ctx, ops, pircan.ThreadEventsArgs{ID: kp(th)})
+	ev, err := svc.ForumEvents(ctx, ops, pircan.ThreadListArgs{ID: kp(th)})
 	must(t, err)
 	var got []string
 	for _, e := range ev.Items {

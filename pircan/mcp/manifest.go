@@ -14,12 +14,9 @@ import (
 
 // Manifest is get_manifest's result and the body of GET /api/v1/manifest.
 type Manifest struct {
-	Protocol  string         `json:"protocol"`
-	Limits    map[string]int `json:"limits"`
-	Scopes    []string       `json:"scopes"`
-	Policies  []string       `json:"policies"`
-	Tools     []ToolInfo     `json:"tools"`
-	Endpoints Endpoints      `json:"endpoints"`
+	pircan.Manifest
+	Tools     []ToolInfo `json:"tools"`
+	Endpoints Endpoints  `json:"endpoints"`
 }
 
 // ToolInfo names a tool and says what it does.
@@ -46,9 +43,8 @@ type Endpoints struct {
 
 // Manifest is the manifest now.
 func (f *Face) Manifest() Manifest {
-	m := f.core.Manifest()
 	base := f.core.PublicURL()
-	out := Manifest{Protocol: m.Protocol, Limits: m.Limits, Scopes: m.Scopes, Policies: m.Policies,
+	out := Manifest{Manifest: f.core.Manifest(),
 		Endpoints: Endpoints{MCP: base + Path, Manifest: base + ManifestPath, Portal: base + f.cfg.PortalPath,
 			A2A: base + "/a2a/<agent_id>/", A2ACard: base + "/a2a/<agent_id>/.well-known/agent-card.json",
 			Parley: base + f.cfg.ParleyPath}}
