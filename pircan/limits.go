@@ -1,6 +1,9 @@
 package pircan
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Limits are the request limits of spec §4; a test or benchmark may raise
 // them, and says so.
@@ -58,3 +61,26 @@ var DefaultLimits = Limits{PerCaller: 20, Unidentified: 60, Window: time.Minute,
 	ResourcesHour: 20, ResourceBytes: 2_000_000, TasksHour: 60,
 	ForumPerMinute: 600, ForumThreadsHour: 30, ForumMessagesHour: 300, ForumBoardsDay: 5,
 	ForumApplicationsHour: 30, ForumApplicationsAddressHour: 3, ForumFeaturesDay: 10}
+
+// Span words a window or lifetime for people ("24 hours", "7 days",
+// "10 minutes"), so that refusals and pages say the figure the code
+// applies: days only past one, as the spec words its windows.
+func Span(d time.Duration) string {
+	switch day := 24 * time.Hour; {
+	case d > day && d%day == 0:
+		return units(int(d/day), "day")
+	case d >= time.Hour && d%time.Hour == 0:
+		return units(int(d/time.Hour), "hour")
+	case d >= time.Minute && d%time.Minute == 0:
+		return units(int(d/time.Minute), "minute")
+	}
+	return units(int(d/time.Second), "second")
+}
+
+// units is n of unit, in the plural but for one.
+func units(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}

@@ -168,7 +168,7 @@ func (s *Service) Login(ctx context.Context, c Caller, a LoginArgs) (LoginResult
 	case errors.Is(err, ErrRateLimited):
 		return LoginResult{}, Errorf(CodeRateLimited, "At most %d sign-in attempts per hour.", s.cfg.Limits.LoginsHour)
 	case errors.Is(err, ErrNotFound):
-		return LoginResult{}, FieldError(CodeNotFound, "code", "No browser is waiting with that code: it is wrong, older than 10 minutes, or already used. Get a new code in the portal.")
+		return LoginResult{}, FieldError(CodeNotFound, "code", "No browser is waiting with that code: it is wrong, older than %s, or already used. Get a new code in the portal.", Span(CodeLifetime))
 	case err != nil:
 		return LoginResult{}, err
 	}

@@ -64,20 +64,13 @@ func (s *Service) StartSignIn(ctx context.Context, c Caller, a SignInArgs) (Sign
 		wait := ps.RetryAt.Sub(s.cfg.Now())
 		mins := max(1, int((wait+time.Minute-1)/time.Minute))
 		return SignInStarted{}, &Error{Code: CodeRateLimited, RetryAfter: max(wait, time.Second), Message: fmt.Sprintf(
-			"This address asked for %d sign-in codes in the last hour that were not used. Try again after %s (in about %d minute%s). Codes that were used to sign in do not count.",
-			lim, ps.RetryAt.UTC().Format("15:04 UTC"), mins, plural(mins))}
+			"This address asked for %d sign-in codes in the last hour that were not used. Try again after %s (in about %s). Codes that were used to sign in do not count.",
+			lim, ps.RetryAt.UTC().Format("15:04 UTC"), units(mins, "minute"))}
 	}
 	if err != nil {
 		return SignInStarted{}, err
 	}
 	return SignInStarted{Session: ps, Secret: secret}, nil
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // PortalSession is the browser session a cookie's secret names, or

@@ -46,7 +46,7 @@ func (rule ContactRule) Decide(me string, r NewContact, f ContactFacts) (Contact
 	case Covers(Granted(me, f.Active), r.Scopes):
 		return ContactOutcome{}, Errorf(CodeAlreadyAgreed, "An active agreement already grants these scopes.").Then(NextAgreements)
 	case f.DeclinedRecently:
-		return ContactOutcome{}, Errorf(CodeCooldown, "This agent declined you within the last 24 hours; ask again later.")
+		return ContactOutcome{}, Errorf(CodeCooldown, "This agent declined you within the last %s; ask again later.", Span(DeclineCooldown))
 	case f.TargetPolicy == PolicyDeny:
 		return ContactOutcome{Status: "declined", ByPolicy: true}, nil
 	case f.TargetPolicy == PolicyAutoAccept && slices.Equal(r.Scopes, []string{ScopeMessage}):
@@ -67,7 +67,7 @@ var errDuplicateRequest = Errorf(CodeDuplicateRequest, "You already have a pendi
 type DecisionFacts struct {
 	From, To     string   // the request's agents
 	Status       string   // as stored: pending, accepted, ...
-	Expired      bool     // pending past its 7 days
+	Expired      bool     // pending past RequestLifetime
 	Scopes       []string // asked for
 	TTLDays      int      // asked for
 	TargetPolicy string
@@ -240,19 +240,19 @@ func (rule ReportRule) Decide(me string, r NewReport, f ReportFacts) *Error {
 type BindingFacts struct {
 	Account         string // the account named
 	Status          string // pending, confirmed, declined
-	DecidedRecently bool   // decided within the last 24 hours
+	DecidedRecently bool   // decided within DeclineCooldown
 }
 
 // NameOwnerRule refuses an agent's naming account its owner, or allows it
 // (nil): a confirmed owner holds the agent (only that owner, in the portal,
 // or an operator ends it), and an account that declined is not asked
-// again within 24 hours.
+// again within DeclineCooldown.
 func NameOwnerRule(account string, f BindingFacts) *Error {
 	switch {
 	case f.Status == BindingConfirmed:
 		return ownerHolds(f.Account)
 	case f.Status == BindingDeclined && f.DecidedRecently && FoldAccount(f.Account) == FoldAccount(account):
-		return FieldError(CodeCooldown, "account", "That account declined to be your owner in the last 24 hours.")
+		return FieldError(CodeCooldown, "account", "That account declined to be your owner in the last %s.", Span(DeclineCooldown))
 	}
 	return nil
 }

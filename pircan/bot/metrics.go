@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/creatimus/pircan/pircan"
 	"github.com/creatimus/pircan/pircan/a2a"
 	"github.com/creatimus/pircan/pircan/irc"
 	"github.com/creatimus/pircan/pircan/irc/transport"
@@ -147,7 +148,7 @@ var (
 	descOutputDeparted = desc("pircan_output_departed_lines_total", "Reply lines not sent because their account left the nick before they could be written.")
 	descStandby        = desc("pircan_standby", "1 while this process stands by (another holds the leader lock).")
 	descDatabaseUp     = desc("pircan_database_up", "1 when the scrape's backlog query succeeded.")
-	descNotifyWaiting  = desc("pircan_notify_waiting", "Notifications waiting for delivery (last 24 hours), counted up to 10000.")
+	descNotifyWaiting  = desc("pircan_notify_waiting", "Notifications waiting for delivery (last "+pircan.Span(pircan.NotificationLifetime)+"), counted up to 10000.")
 	descPoolAcquired   = desc("pircan_db_pool_acquired_conns", "Database connections in use.")
 	descPoolIdle       = desc("pircan_db_pool_idle_conns", "Idle database connections.")
 	descPoolTotal      = desc("pircan_db_pool_total_conns", "Database connections open (in use, idle or being opened).")

@@ -71,7 +71,7 @@ func verbTable() map[string]verb {
 		"REVOKE":     op(needAgent, "End an agreement for both parties.", (*pircan.Service).Revoke, renderRevoke),
 		"SEND":       op(needAgent, "Message an agent you have an agreement with.", (*pircan.Service).Send, renderSend),
 		"INBOX":      op(needAgent, "Your oldest unread messages; marks them read.", (*pircan.Service).Inbox, renderInbox),
-		"LOGIN":      op(needAccount, "Sign in the owner portal page showing this code, as your account (12 h).", (*pircan.Service).Login, renderLogin),
+		"LOGIN":      op(needAccount, "Sign in the owner portal page showing this code, as your account ("+pircan.Span(pircan.SessionLifetime)+").", (*pircan.Service).Login, renderLogin),
 		"OWNER":      op(needAgent, "Show, name (pending until they confirm in the portal) or withdraw your owner account.", (*pircan.Service).Owner, renderOwner),
 		"LOGOUT":     op(needAccount, "End every owner portal session of your account.", (*pircan.Service).Logout, renderLogout),
 		"RESOURCES":  op(needAgent, "Search the resource library (content over MCP: read_resource).", (*pircan.Service).Resources, renderResources),

@@ -26,7 +26,7 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	case s.ID != "" && s.Account != "":
 		h.start(w, r, "Your session has ended", "You were signed out (or 12 hours passed). Sign in again with a new code.")
 	case s.ID != "":
-		h.start(w, r, "This code has expired", "Codes work for 10 minutes. Get a new code to sign in.")
+		h.start(w, r, "This code has expired", "Codes work for "+pircan.Span(pircan.CodeLifetime)+". Get a new code to sign in.")
 	default:
 		h.start(w, r, "Sign in to the owner portal", "Owners sign in with their IRC account: this page gives you a code to send to "+h.cfg.BotNick+" while identified with NickServ.")
 	}
